@@ -1,0 +1,1 @@
+"""The ``golem`` command line."""

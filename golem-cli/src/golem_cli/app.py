@@ -1,0 +1,92 @@
+"""The ``golem`` application: parse, assemble plugins, report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.console import Console
+from typer.core import TyperGroup
+
+import golem
+from golem.errors import GolemError
+from golem.logs import LEVELS, configure_logging
+from golem.plugins import PluginHost, load_plugins
+from golem_cli.commands import config as config_cmd
+from golem_cli.commands import data as data_cmd
+from golem_cli.commands import plugins as plugins_cmd
+from golem_cli.commands import run as run_cmd
+from golem_cli.options import PluginOpt, SetOpt
+from golem_cli.state import AppState
+
+
+class GolemGroup(TyperGroup):
+    """Turns user errors anywhere below into one line on stderr and a non-zero exit."""
+
+    def invoke(self, ctx: typer.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except GolemError as exc:
+            Console(stderr=True).print(f"[bold red]error:[/bold red] {exc}", highlight=False, soft_wrap=True)
+            raise typer.Exit(exc.exit_code) from None
+        except KeyboardInterrupt:
+            Console(stderr=True).print("[yellow]interrupted[/yellow]")
+            raise typer.Exit(130) from None
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"golem {golem.__version__}")
+        raise typer.Exit()
+
+
+def build_app(host: PluginHost | None = None) -> typer.Typer:
+    """The ``golem`` typer app with the core commands and every plugin's commands."""
+    configure_logging()
+    host = host if host is not None else load_plugins()
+    app = typer.Typer(
+        name="golem",
+        cls=GolemGroup,
+        help="Golem trains agents that play Doom from what they see and hear.",
+        no_args_is_help=True,
+        pretty_exceptions_show_locals=False,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+
+    @app.callback()
+    def root(
+        ctx: typer.Context,
+        config: Annotated[
+            Optional[Path], typer.Option("--config", "-c", help="Settings file (default: ./golem.toml if present).")
+        ] = None,
+        plugin: PluginOpt = None,
+        set_: SetOpt = None,
+        log_json: Annotated[bool, typer.Option("--log-json", help="Log events as JSON lines on stderr.")] = False,
+        log_level: Annotated[
+            str, typer.Option("--log-level", help=f"Least severe log level shown: {', '.join(LEVELS)}.")
+        ] = "info",
+        version: Annotated[
+            bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")
+        ] = False,
+    ) -> None:
+        if log_level not in LEVELS:
+            raise typer.BadParameter(f"{log_level!r} is not one of {', '.join(LEVELS)}", param_hint="--log-level")
+        configure_logging(json=log_json, level=log_level)
+        ctx.obj = AppState(host=host, config=config, plugin_flags=list(plugin or []), set_flags=list(set_ or []))
+
+    app.add_typer(plugins_cmd.app, name="plugins")
+    app.add_typer(config_cmd.app, name="config")
+    app.add_typer(run_cmd.app, name="run")
+    app.add_typer(data_cmd.app, name="data")
+    host.add_commands(app)
+    return app
+
+
+def main() -> None:
+    """Console-script entry point."""
+    build_app()()
+
+
+if __name__ == "__main__":
+    main()

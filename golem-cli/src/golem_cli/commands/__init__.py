@@ -1,0 +1,1 @@
+"""The core commands of ``golem``; plugins add more through ``register_commands``."""

@@ -1,0 +1,22 @@
+"""Options shared by many commands."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+PluginOpt = Annotated[
+    Optional[list[str]],
+    typer.Option(
+        "--plugin",
+        "-p",
+        help="Select a component by name (loss, model, sampler, sensor); no:NAME disables a sensor. Repeatable.",
+        metavar="NAME",
+    ),
+]
+SetOpt = Annotated[
+    Optional[list[str]],
+    typer.Option("--set", help="Override a setting, e.g. --set training.batch_size=16. Repeatable.", metavar="KEY=VALUE"),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for machines instead of a table.")]

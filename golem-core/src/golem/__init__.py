@@ -1,0 +1,14 @@
+"""Golem: agents that learn to play Doom from what they see and hear."""
+
+from __future__ import annotations
+
+from importlib import metadata
+
+from golem.plugins import hookimpl
+
+try:
+    __version__ = metadata.version("golem-core")
+except metadata.PackageNotFoundError:  # running from a source tree without install
+    __version__ = "0+unknown"
+
+__all__ = ["__version__", "hookimpl"]

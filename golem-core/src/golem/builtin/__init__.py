@@ -1,0 +1,27 @@
+"""The core's built-in components, registered through the same hooks as any plugin."""
+
+from __future__ import annotations
+
+from golem.plugins import hookimpl
+
+
+@hookimpl
+def register_sensors(register) -> None:
+    from golem.builtin.visual import VisualSensor
+
+    register("visual", VisualSensor)
+
+
+@hookimpl
+def register_experts(register) -> None:
+    from golem.builtin.experts import EXPERTS
+
+    for name, cls in EXPERTS.items():
+        register(name, cls)
+
+
+@hookimpl
+def register_environments(register) -> None:
+    from golem.builtin.gym_env import make_vizdoom_env
+
+    register("vizdoom", make_vizdoom_env)

@@ -1,0 +1,35 @@
+"""structlog set-up: readable key=value events on a terminal, JSON lines for machines."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import structlog
+
+LEVELS = ("debug", "info", "warning", "error")
+
+
+def configure_logging(*, json: bool = False, level: str = "info") -> None:
+    """Route structlog events to stderr, as JSON lines (``json=True``) or coloured text.
+
+    Args:
+        json: one JSON object per event, for log shippers and tests.
+        level: the least severe level shown: debug, info, warning or error.
+    """
+    renderer = (
+        structlog.processors.JSONRenderer()
+        if json
+        else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
+    )
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            renderer,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(getattr(logging, level.upper())),
+        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        cache_logger_on_first_use=False,
+    )

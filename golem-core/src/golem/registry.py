@@ -1,0 +1,111 @@
+"""The component registry: every sensor, model, loss, … that plugins register."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from golem.errors import DuplicateComponentError, UnknownComponentError
+
+#: Component categories, in the order ``golem plugins list`` shows them.
+#: Each maps to its registration hook ``register_<category>``.
+CATEGORIES: tuple[str, ...] = (
+    "sensors",
+    "models",
+    "losses",
+    "samplers",
+    "map_generators",
+    "experts",
+    "environments",
+)
+
+SINGULAR: dict[str, str] = {
+    "sensors": "sensor",
+    "models": "model",
+    "losses": "loss",
+    "samplers": "sampler",
+    "map_generators": "map generator",
+    "experts": "expert",
+    "environments": "environment",
+}
+
+
+@dataclass(frozen=True)
+class Owner:
+    """Who registered a component: the plugin (entry-point name) and its distribution."""
+
+    plugin: str
+    distribution: str
+    version: str
+
+    def __str__(self) -> str:
+        if self.plugin == self.distribution:
+            return self.distribution
+        return f"{self.plugin} ({self.distribution})"
+
+
+@dataclass(frozen=True)
+class Component:
+    """One registered component."""
+
+    name: str
+    category: str
+    obj: Any
+    owner: Owner
+
+
+class Registry:
+    """Components by category and name. Names are unique within a category."""
+
+    def __init__(self) -> None:
+        self._items: dict[str, dict[str, Component]] = {c: {} for c in CATEGORIES}
+
+    def add(self, category: str, name: str, obj: Any, owner: Owner) -> Component:
+        """Register ``obj`` as ``name``; a clash raises :class:`DuplicateComponentError`."""
+        if category not in self._items:
+            raise ValueError(f"unknown category {category!r}; known: {', '.join(CATEGORIES)}")
+        if not isinstance(name, str) or not name or ":" in name or "," in name:
+            raise ValueError(f"invalid {SINGULAR[category]} name {name!r}: a non-empty string without ':' or ','")
+        existing = self._items[category].get(name)
+        if existing is not None:
+            raise DuplicateComponentError(
+                f"{SINGULAR[category]} {name!r} is registered by both {existing.owner} and {owner}"
+            )
+        comp = Component(name=name, category=category, obj=obj, owner=owner)
+        self._items[category][name] = comp
+        return comp
+
+    def get(self, category: str, name: str) -> Component:
+        """The component ``name`` of ``category``; unknown names list the known ones."""
+        try:
+            return self._items[category][name]
+        except KeyError:
+            raise UnknownComponentError(
+                f"unknown {SINGULAR[category]} {name!r}; known: {self.known(category)}"
+            ) from None
+
+    def known(self, category: str) -> str:
+        """The known names of ``category`` as one comma-separated string."""
+        names = sorted(self._items[category])
+        return ", ".join(names) if names else "(none installed)"
+
+    def names(self, category: str) -> list[str]:
+        """Sorted names registered in ``category``."""
+        return sorted(self._items[category])
+
+    def find(self, name: str) -> list[Component]:
+        """Every component called ``name``, across categories."""
+        return [items[name] for items in self._items.values() if name in items]
+
+    def __iter__(self) -> Iterator[Component]:
+        for category in CATEGORIES:
+            yield from (self._items[category][n] for n in sorted(self._items[category]))
+
+    def by_owner(self, plugin: str) -> dict[str, list[str]]:
+        """``{category: [names]}`` registered by the plugin named ``plugin``."""
+        out: dict[str, list[str]] = {}
+        for comp in self:
+            if comp.owner.plugin == plugin:
+                out.setdefault(comp.category, []).append(comp.name)
+        return out

@@ -1,0 +1,100 @@
+"""The sensor interface: engine buffer → stored array per tic → network input → cortex.
+
+A sensor plugin subclasses :class:`Sensor` and registers the class through
+``register_sensors``. One instance serves one engine session (it holds the
+last value for tics whose buffer is missing) or one model (it builds the
+cortex).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+if TYPE_CHECKING:
+    import torch
+    from torch import nn
+
+    from golem.settings import GolemSettings
+
+
+class Sensor(ABC):
+    """One modality of what the agent perceives.
+
+    Class attributes:
+        name: component name (``visual``, ``depth``, ``thermal``, ``audio``).
+        key: array name in the trajectory store and in ``.npz`` files
+            (``frames``, ``depths``, ``thermals``, ``audios``).
+        dtype: stored dtype (``uint8`` where the signal allows).
+        joins: name of another sensor whose cortex this one feeds as extra
+            channels (depth joins ``visual``), or ``None`` for its own cortex.
+    """
+
+    name: ClassVar[str]
+    key: ClassVar[str]
+    dtype: ClassVar[np.dtype[Any]]
+    joins: ClassVar[str | None] = None
+
+    def __init__(self, settings: GolemSettings) -> None:
+        self.settings = settings
+        self._last: np.ndarray | None = None
+
+    # --- engine side -----------------------------------------------------
+
+    @property
+    @abstractmethod
+    def shape(self) -> tuple[int, ...]:
+        """Shape of one stored step, e.g. ``(3, 64, 64)``."""
+
+    @abstractmethod
+    def configure(self, game: Any) -> None:
+        """Switch on what this sensor reads on a ``vizdoom.DoomGame`` before ``init()``."""
+
+    @abstractmethod
+    def _read(self, state: Any) -> np.ndarray | None:
+        """This tic's stored array from a ``vizdoom.GameState``, or ``None`` when its buffer is missing."""
+
+    def reset(self) -> None:
+        """Forget the held value (new episode)."""
+        self._last = None
+
+    def extract(self, state: Any | None) -> np.ndarray:
+        """One stored step, shape :attr:`shape`, dtype :attr:`dtype`.
+
+        A missing state or buffer repeats the last value (zeros before the first).
+        """
+        value = self._read(state) if state is not None else None
+        if value is None:
+            value = self._last if self._last is not None else np.zeros(self.shape, dtype=self.dtype)
+        self._last = value
+        return value
+
+    # --- data side -------------------------------------------------------
+
+    def mirror(self, x: np.ndarray) -> np.ndarray:
+        """Left-right mirror of stored steps ``x[..., *shape]`` (default: flip the last axis).
+
+        Must be an involution: ``mirror(mirror(x)) == x``.
+        """
+        return x[..., ::-1]
+
+    def to_network(self, x: torch.Tensor) -> torch.Tensor:
+        """Stored steps ``[B, T, *shape]`` → float network input (default: as float32)."""
+        return x.float()
+
+    # --- model side ------------------------------------------------------
+
+    @property
+    def channels(self) -> int:
+        """Channels this sensor contributes when it joins another sensor's cortex."""
+        return self.shape[0]
+
+    def cortex(self, extra_channels: int = 0) -> nn.Module:
+        """The encoder for this modality: ``[N, C + extra_channels, ...] → [N, out_features]``.
+
+        The returned module has an ``out_features: int`` attribute. Sensors
+        that join another cortex need not implement it.
+        """
+        raise NotImplementedError(f"sensor {self.name!r} has no cortex of its own (joins {self.joins!r})")

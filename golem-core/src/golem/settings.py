@@ -1,0 +1,294 @@
+"""Golem's settings: defaults < ``golem.toml`` < ``GOLEM_*`` environment < command-line flags.
+
+Every effective value remembers where it came from, so ``golem config show``
+can say why a setting has the value it has. Environment variables nest with
+``__``: ``GOLEM_TRAINING__BATCH_SIZE=16`` sets ``training.batch_size``.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
+
+from golem.errors import SettingsError
+from golem.profiles import PROFILES
+
+CONFIG_FILE = "golem.toml"
+ENV_PREFIX = "GOLEM_"
+
+
+class _Group(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class DataSettings(_Group):
+    """Where Golem keeps what it records and trains."""
+
+    root: Path = Field(Path("golem-data"), description="folder for stores, models and reports")
+    store: str = Field("demos", description="trajectory store name (a folder under root/stores) or a path")
+
+
+class DSPSettings(_Group):
+    """Audio front end: the Mel spectrogram computed inside the network."""
+
+    sample_rate: Literal[11025, 22050, 44100] = Field(22050, description="engine audio sampling rate, Hz")
+    n_fft: int = Field(512, ge=16, le=8192, description="STFT window, samples")
+    hop_length: int = Field(128, ge=1, le=8192, description="STFT hop, samples")
+    n_mels: int = Field(32, ge=4, le=256, description="Mel bands")
+
+
+class BrainSettings(_Group):
+    """The agent: its action profile, sensors and network sizes."""
+
+    profile: Literal["basic", "fluid", "classic"] = Field("basic", description="action profile")
+    model: str = Field("cfc", description="model component name")
+    sensors: list[str] = Field(default_factory=lambda: ["visual"], description="enabled sensor names")
+    cortical_depth: int = Field(3, ge=1, le=6, description="conv layers in the visual cortex")
+    working_memory: int = Field(64, ge=4, le=4096, description="units of the recurrent core")
+    activation: float = Field(0.5, gt=0.0, lt=1.0, description="probability threshold for pressing a button")
+    dsp: DSPSettings = Field(default_factory=DSPSettings)
+
+
+class TrainingSettings(_Group):
+    """Behavioural cloning with stateful truncated BPTT."""
+
+    sequence_length: int = Field(32, ge=1, le=4096, description="BPTT window L, steps")
+    batch_size: int = Field(32, ge=1, le=65536, description="parallel streams B")
+    learning_rate: float = Field(1e-3, gt=0.0, lt=1.0, description="Adam step size")
+    epochs: int = Field(10, ge=1, le=100000)
+    loss: str = Field("focal", description="loss component name")
+    sampler: str = Field("stateful", description="sampler component name")
+    mirror: bool = Field(True, description="mirror augmentation (flip width, swap left/right)")
+    recovery_ratio: float = Field(0.25, ge=0.0, lt=1.0, description="share of streams on recovery episodes")
+    validation_split: float = Field(0.1, ge=0.0, lt=1.0, description="share of episodes held out")
+    seed: int = Field(0, ge=0)
+    device: Literal["auto", "cpu", "cuda", "mps"] = "auto"
+
+
+class FocalSettings(_Group):
+    alpha: float | list[float] = Field(0.25, description="positive weight, scalar or one per action")
+    gamma: float = Field(2.0, ge=0.0, le=10.0, description="focusing exponent")
+
+
+class AsymmetricSettings(_Group):
+    gamma_neg: float = Field(4.0, ge=0.0, le=10.0)
+    gamma_pos: float = Field(1.0, ge=0.0, le=10.0)
+    clip: float = Field(0.05, ge=0.0, lt=1.0, description="probability margin shifted off negatives")
+
+
+class SmoothSettings(_Group):
+    epsilon: float = Field(0.1, ge=0.0, lt=1.0, description="label smoothing")
+
+
+class LossSettings(_Group):
+    """Parameters of the loss components."""
+
+    focal: FocalSettings = Field(default_factory=FocalSettings)
+    asymmetric: AsymmetricSettings = Field(default_factory=AsymmetricSettings)
+    smooth: SmoothSettings = Field(default_factory=SmoothSettings)
+
+
+class GameSettings(_Group):
+    """The ViZDoom session: which world and how it runs."""
+
+    scenario: str = Field("basic", description="a ViZDoom scenario name, or a .cfg/.wad path")
+    doom_map: str | None = Field(None, description="map lump for a WAD, e.g. MAP01")
+    seed: int = Field(0, ge=0)
+    start_timeout: float = Field(30.0, gt=0.0, description="seconds allowed for the engine to start")
+
+
+class GolemSettings(BaseSettings):
+    """All of Golem's settings."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="forbid", validate_assignment=True
+    )
+
+    data: DataSettings = Field(default_factory=DataSettings)
+    brain: BrainSettings = Field(default_factory=BrainSettings)
+    training: TrainingSettings = Field(default_factory=TrainingSettings)
+    loss: LossSettings = Field(default_factory=LossSettings)
+    game: GameSettings = Field(default_factory=GameSettings)
+
+    def store_path(self) -> Path:
+        """The trajectory store directory (``data.store`` as a path, or under ``root/stores``)."""
+        raw = Path(self.data.store)
+        if raw.is_absolute() or raw.parent != Path("."):
+            return raw
+        return self.data.root / "stores" / raw
+
+    def models_path(self) -> Path:
+        """Where checkpoints go: ``root/models/<profile>``."""
+        return self.data.root / "models" / self.brain.profile
+
+
+@dataclass
+class ResolvedSettings:
+    """Effective settings plus, for each dotted key, the source of its value."""
+
+    settings: GolemSettings
+    sources: dict[str, str]
+    config_file: Path | None
+
+    def rows(self) -> list[tuple[str, Any, str]]:
+        """``(dotted key, value, source)`` for every leaf setting, in declaration order."""
+        flat = _flatten(self.settings.model_dump(mode="json"))
+        return [(key, value, self.sources.get(key, "default")) for key, value in flat.items()]
+
+
+def _flatten(tree: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in tree.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            out.update(_flatten(value, dotted + "."))
+        else:
+            out[dotted] = value
+    return out
+
+
+def _merge(into: dict[str, Any], layer: Mapping[str, Any], source: str, sources: dict[str, str], prefix: str = "") -> None:
+    """Deep-merge ``layer`` into ``into`` and note ``source`` for every leaf it sets."""
+    for key, value in layer.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            node = into.setdefault(key, {})
+            if not isinstance(node, dict):
+                node = into[key] = {}
+            _merge(node, value, source, sources, dotted + ".")
+        else:
+            into[key] = value
+            sources[dotted] = source.format(key=dotted, env=ENV_PREFIX + dotted.upper().replace(".", "__"))
+
+
+def parse_assignment(text: str) -> tuple[str, Any]:
+    """``"training.batch_size=16"`` → ``("training.batch_size", 16)``; values are TOML, else strings."""
+    key, sep, raw = text.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise SettingsError(f"--set expects KEY=VALUE (e.g. training.batch_size=16), got {text!r}")
+    try:
+        value = tomllib.loads(f"v = {raw.strip()}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw.strip()
+    return key, value
+
+
+def nest(dotted: Mapping[str, Any]) -> dict[str, Any]:
+    """``{"a.b": 1}`` → ``{"a": {"b": 1}}``."""
+    out: dict[str, Any] = {}
+    for key, value in dotted.items():
+        node = out
+        parts = key.split(".")
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise SettingsError(f"setting {key!r} does not exist: {part!r} is not a group")
+        node[parts[-1]] = value
+    return out
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise SettingsError(f"config file not found: {path}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingsError(f"config file {path} is not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise SettingsError(f"cannot read config file {path}: {exc.strerror}") from None
+
+
+class _MappingEnvSource(EnvSettingsSource):
+    """pydantic-settings' environment parsing, reading a given mapping instead of ``os.environ``."""
+
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        self._environ = environ
+        super().__init__(GolemSettings)
+
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        return {k.lower(): v for k, v in self._environ.items()}
+
+
+def _read_env(environ: Mapping[str, str]) -> dict[str, Any]:
+    """The ``GOLEM_*`` variables as a nested dict, parsed by pydantic-settings."""
+    try:
+        return _MappingEnvSource(environ)()
+    except Exception as exc:  # pydantic-settings' own parse errors (bad JSON for a list, …)
+        raise SettingsError(f"invalid GOLEM_* environment setting: {str(exc).splitlines()[0]}") from None
+
+
+def load_settings(
+    config: Path | None = None,
+    overrides: Sequence[tuple[str, Mapping[str, Any]]] = (),
+    environ: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> ResolvedSettings:
+    """Resolve settings from every source, lowest first.
+
+    Args:
+        config: an explicit TOML file (must exist); otherwise ``golem.toml`` in
+            ``cwd`` is used when present.
+        overrides: command-line layers, lowest first: ``(label, {dotted key: value})``,
+            e.g. ``("flag --set", {"training.epochs": 3})``; the label is the source
+            ``config show`` reports.
+        environ: environment to read ``GOLEM_*`` from (default ``os.environ``).
+        cwd: directory searched for ``golem.toml`` (default the current one).
+
+    Raises:
+        SettingsError: one line naming the key, the value and what is allowed.
+    """
+    environ = os.environ if environ is None else environ
+    sources: dict[str, str] = {}
+    merged: dict[str, Any] = {}
+    config_file = config
+    if config_file is None:
+        candidate = (cwd or Path.cwd()) / CONFIG_FILE
+        config_file = candidate if candidate.is_file() else None
+    if config_file is not None:
+        _merge(merged, _read_toml(config_file), f"file {config_file}", sources)
+    env_values = _read_env({k: v for k, v in environ.items() if k.upper().startswith(ENV_PREFIX)})
+    _merge(merged, env_values, "env {env}", sources)
+    for label, layer in overrides:
+        _merge(merged, nest(layer), label, sources)
+    try:
+        settings = GolemSettings.model_validate(merged)
+    except ValidationError as exc:
+        raise SettingsError(_explain(exc, sources)) from None
+    return ResolvedSettings(settings=settings, sources=sources, config_file=config_file)
+
+
+def _explain(exc: ValidationError, sources: Mapping[str, str]) -> str:
+    """One line from a pydantic error: key, value, what is allowed, and where it came from."""
+    errors = exc.errors()
+    first = errors[0]
+    loc = [str(p) for p in first["loc"]]
+    # Unions report the failing branch as a loc part ("float", "list[float]"); keep the setting path.
+    key_parts: list[str] = []
+    for part in loc:
+        if part.isidentifier() or part.isdigit():
+            key_parts.append(part)
+        else:
+            break
+    key = ".".join(key_parts) or "<root>"
+    source = next((s for k, s in sources.items() if key == k or key.startswith(k + ".")), "default")
+    if first["type"] == "extra_forbidden":
+        message = f"unknown setting {key!r} (from {source}); see `golem config show` for the known keys"
+    else:
+        message = f"invalid setting {key} = {first.get('input')!r} (from {source}): {first['msg']}"
+    if len(errors) > 1:
+        message += f" (and {len(errors) - 1} more)"
+    return message
+
+
+def profile_actions(settings: GolemSettings) -> tuple[str, ...]:
+    """The action names of the configured profile."""
+    return PROFILES[settings.brain.profile]

@@ -1,0 +1,1 @@
+"""Not built yet: this distribution registers nothing until its issue lands."""
