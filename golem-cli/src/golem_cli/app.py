@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -10,11 +11,12 @@ from rich.console import Console
 from typer.core import TyperGroup
 
 import golem
-from golem.errors import GolemError
+from golem.errors import GolemError, UnknownComponentError
 from golem.logs import LEVELS, configure_logging
 from golem.plugins import PluginHost, load_plugins
 from golem_cli.commands import config as config_cmd
 from golem_cli.commands import data as data_cmd
+from golem_cli.commands.demo import demo_command
 from golem_cli.commands import plugins as plugins_cmd
 from golem_cli.commands import run as run_cmd
 from golem_cli.options import PluginOpt, SetOpt
@@ -28,7 +30,11 @@ class GolemGroup(TyperGroup):
         try:
             return super().invoke(ctx)
         except GolemError as exc:
-            Console(stderr=True).print(f"[bold red]error:[/bold red] {exc}", highlight=False, soft_wrap=True)
+            message = str(exc)
+            broken = ctx.obj.host.broken if isinstance(ctx.obj, AppState) else []
+            if isinstance(exc, UnknownComponentError) and broken:
+                message += f" ({len(broken)} broken plugin(s): see `golem plugins list`)"
+            Console(stderr=True).print(f"[bold red]error:[/bold red] {message}", highlight=False, soft_wrap=True)
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
             Console(stderr=True).print("[yellow]interrupted[/yellow]")
@@ -41,9 +47,13 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-def build_app(host: PluginHost | None = None) -> typer.Typer:
-    """The ``golem`` typer app with the core commands and every plugin's commands."""
-    configure_logging()
+def build_app(host: PluginHost | None = None, *, log_json: bool = False, log_level: str = "info") -> typer.Typer:
+    """The ``golem`` typer app with the core commands and every plugin's commands.
+
+    Logging is configured before plugins load (so their events honour
+    ``--log-json``) and again by the root callback from the parsed flags.
+    """
+    configure_logging(json=log_json, level=log_level if log_level in LEVELS else "info")
     host = host if host is not None else load_plugins()
     app = typer.Typer(
         name="golem",
@@ -79,13 +89,26 @@ def build_app(host: PluginHost | None = None) -> typer.Typer:
     app.add_typer(config_cmd.app, name="config")
     app.add_typer(run_cmd.app, name="run")
     app.add_typer(data_cmd.app, name="data")
+    app.command("demo")(demo_command)
     host.add_commands(app)
     return app
 
 
+def _early_log_flags(argv: list[str]) -> tuple[bool, str]:
+    """``--log-json`` / ``--log-level X`` from argv before parsing, so plugin loading logs right."""
+    level = "info"
+    for i, arg in enumerate(argv):
+        if arg == "--log-level" and i + 1 < len(argv):
+            level = argv[i + 1]
+        elif arg.startswith("--log-level="):
+            level = arg.split("=", 1)[1]
+    return "--log-json" in argv, level
+
+
 def main() -> None:
     """Console-script entry point."""
-    build_app()()
+    log_json, log_level = _early_log_flags(sys.argv[1:])
+    build_app(log_json=log_json, log_level=log_level)()
 
 
 if __name__ == "__main__":

@@ -77,7 +77,7 @@ class PluginHost:
 
     def _mark_broken(self, info: PluginInfo, exc: BaseException) -> None:
         info.error = _one_line(exc)
-        log.warning("plugin_broken", plugin=info.name, distribution=info.distribution, error=info.error)
+        log.debug("plugin_broken", plugin=info.name, distribution=info.distribution, error=info.error)
         log.debug("plugin_broken_traceback", plugin=info.name, traceback=traceback.format_exc())
 
 

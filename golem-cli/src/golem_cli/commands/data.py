@@ -2,6 +2,297 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Optional
+
 import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from golem.errors import GolemError
+from golem.profiles import PROFILES
+from golem.settings import GolemSettings
+from golem.store import SOURCES, EpisodeInfo, TrajectoryStore
+from golem.store.npz import ImportOptions, export_name, export_npz, import_npz, load_npz
+from golem_cli.options import JsonOpt
+from golem_cli.state import AppState, state
 
 app = typer.Typer(help="The trajectory store: list, info, verify, import, export, delete.", no_args_is_help=True)
+
+StoreOpt = Annotated[
+    Optional[Path],
+    typer.Option("--store", help="Store directory (default: data.store from the settings).", metavar="PATH"),
+]
+SourceOpt = Annotated[
+    Optional[str], typer.Option("--source", help=f"Only episodes from this source: {', '.join(SOURCES)}.")
+]
+ScenarioOpt = Annotated[Optional[str], typer.Option("--scenario", help="Only episodes of this scenario.")]
+TagOpt = Annotated[Optional[list[str]], typer.Option("--tag", help="Only episodes with this tag. Repeatable.")]
+
+
+def _settings(ctx: typer.Context) -> tuple[AppState, GolemSettings]:
+    st = state(ctx)
+    return st, st.resolve().settings
+
+
+def _store_path(settings: GolemSettings, store: Path | None) -> Path:
+    return store if store is not None else settings.store_path()
+
+
+@contextmanager
+def _open(settings: GolemSettings, store: Path | None, readonly: bool = True) -> Iterator[TrajectoryStore]:
+    with TrajectoryStore.open(_store_path(settings, store), readonly=readonly) as opened:
+        yield opened
+
+
+def _check_source(source: str | None) -> None:
+    if source is not None and source not in SOURCES:
+        raise GolemError(f"--source {source!r} is not one of {', '.join(SOURCES)}")
+
+
+def _progress(st: AppState, enabled: bool) -> Progress:
+    return Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+        console=st.err, disable=not enabled, transient=True,
+    )
+
+
+def _human_bytes(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"
+
+
+def _row(info: EpisodeInfo) -> dict[str, object]:
+    m = info.meta
+    return {
+        "id": info.id, "source": m.source, "scenario": m.scenario, "map": m.map, "profile": m.profile,
+        "length": info.length, "return": m.total_return, "sensors": m.sensors, "tags": m.tags,
+        "created": m.created, "bytes": info.nbytes,
+    }
+
+
+@app.command("list")
+def list_(
+    ctx: typer.Context, store: StoreOpt = None, source: SourceOpt = None, scenario: ScenarioOpt = None,
+    tag: TagOpt = None, as_json: JsonOpt = False,
+) -> None:
+    """List the episodes in the store (filtered by source, scenario, tags)."""
+    st, settings = _settings(ctx)
+    _check_source(source)
+    with _open(settings, store) as opened:
+        infos = opened.episodes(source=source, scenario=scenario, tags=tag)
+        path = opened.path
+    if as_json:
+        st.out.print_json(json.dumps({"store": str(path), "episodes": [_row(i) for i in infos]}))
+        return
+    table = Table(title=f"{len(infos)} episode(s) in {path}")
+    for column in ("id", "source", "scenario", "profile", "steps", "return", "sensors", "tags", "created"):
+        table.add_column(column, justify="right" if column in ("id", "steps", "return") else "left")
+    for info in infos:
+        m = info.meta
+        table.add_row(
+            str(info.id), m.source, m.scenario + (f" {m.map}" if m.map else ""), m.profile, str(info.length),
+            f"{m.total_return:.2f}", ",".join(m.sensors), ",".join(m.tags), m.created,
+        )
+    st.out.print(table)
+
+
+@app.command("info")
+def info(
+    ctx: typer.Context,
+    episode: Annotated[Optional[int], typer.Argument(help="An episode id; without it, the whole store.")] = None,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show the store's totals, or one episode's metadata and arrays."""
+    st, settings = _settings(ctx)
+    with _open(settings, store) as opened:
+        if episode is None:
+            stats = opened.stats()
+            if as_json:
+                st.out.print_json(json.dumps(stats.to_dict()))
+                return
+            table = Table(title=f"trajectory store {stats.path}", show_header=False)
+            table.add_column("key", style="bold")
+            table.add_column("value")
+            table.add_row("schema", f"v{stats.schema_version}")
+            table.add_row("chunk steps", str(stats.chunk_steps))
+            table.add_row("episodes", str(stats.episodes))
+            table.add_row("steps", str(stats.steps))
+            table.add_row("array bytes", _human_bytes(stats.bytes))
+            table.add_row("file bytes", _human_bytes(stats.file_bytes))
+            table.add_row("by source", ", ".join(f"{k}={v}" for k, v in sorted(stats.by_source.items())) or "-")
+            st.out.print(table)
+            return
+        found = opened.get(episode)
+    if as_json:
+        st.out.print_json(json.dumps({k: v for k, v in found.to_dict().items() if k != "checksums"}))
+        return
+    table = Table(title=f"episode {found.id}", show_header=False)
+    table.add_column("key", style="bold")
+    table.add_column("value", overflow="fold")
+    for key, value in found.meta.to_dict().items():
+        table.add_row(key, json.dumps(value))
+    st.out.print(table)
+    arrays = Table(title="arrays")
+    for column in ("name", "dtype", "shape", "bytes"):
+        arrays.add_column(column)
+    for name, spec in found.arrays.items():
+        shape = [found.length, *spec.step_shape]
+        arrays.add_row(name, spec.dtype, str(shape), _human_bytes(found.length * spec.step_bytes))
+    st.out.print(arrays)
+
+
+@app.command("verify")
+def verify(
+    ctx: typer.Context,
+    store: StoreOpt = None,
+    checksums: Annotated[bool, typer.Option("--checksums/--no-checksums", help="Check CRC-32 of every chunk.")] = True,
+    as_json: JsonOpt = False,
+) -> None:
+    """Check every episode's chunks (present, right size, checksum); exit 1 when anything is wrong."""
+    st, settings = _settings(ctx)
+    with _open(settings, store) as opened:
+        report = opened.verify(checksums=checksums)
+        path = opened.path
+    if as_json:
+        st.out.print_json(json.dumps({"store": str(path), **report.to_dict()}))
+    else:
+        if report.ok:
+            st.out.print(
+                f"[green]ok[/green] {path}: {report.episodes_checked} episode(s), {report.chunks_checked} chunk(s)"
+            )
+        else:
+            table = Table(title=f"problems in {path}")
+            table.add_column("episode", justify="right")
+            table.add_column("problem", overflow="fold")
+            for episode_id, problems in sorted(report.problems.items()):
+                for problem in problems:
+                    table.add_row(str(episode_id), problem)
+            for problem in report.store_problems:
+                table.add_row("-", problem)
+            st.out.print(table)
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+def _npz_files(paths: list[Path]) -> list[Path]:
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files.extend(sorted(path.rglob("*.npz")))
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise GolemError(f"{path}: no such file or directory")
+    if not files:
+        raise GolemError(f"no .npz files in {', '.join(map(str, paths))}")
+    return files
+
+
+@app.command("import")
+def import_(
+    ctx: typer.Context,
+    paths: Annotated[list[Path], typer.Argument(help=".npz files or folders holding them.")],
+    store: StoreOpt = None,
+    source: Annotated[str, typer.Option("--source", help=f"Source of the episodes: {', '.join(SOURCES)}.")] = "human",
+    tag: Annotated[Optional[list[str]], typer.Option("--tag", help="Tag every imported episode. Repeatable.")] = None,
+    chunk_steps: Annotated[int, typer.Option("--chunk-steps", help="Steps per chunk when creating the store.")] = 64,
+    as_json: JsonOpt = False,
+) -> None:
+    """Import seed-layout .npz recordings (files named *recovery* become recovery episodes).
+
+    Every file is checked before anything is written, so a bad file leaves the store unchanged.
+    """
+    st, settings = _settings(ctx)
+    _check_source(source)
+    files = _npz_files(paths)
+    profile = settings.brain.profile
+    options = ImportOptions(
+        profile=profile, action_names=PROFILES[profile], sensors=tuple(settings.brain.sensors),
+        scenario=settings.game.scenario, map=settings.game.doom_map, seed=settings.game.seed,
+        source=source, tags=tuple(tag or ()),
+    )
+    show = len(files) > 1 and not as_json
+    with _progress(st, show) as progress:
+        task = progress.add_task("checking", total=len(files))
+        for file in files:
+            load_npz(file, options)
+            progress.advance(task)
+    target = _store_path(settings, store)
+    imported: list[dict[str, object]] = []
+    with TrajectoryStore.open_or_create(target, chunk_steps=chunk_steps) as opened, _progress(st, show) as progress:
+        task = progress.add_task("importing", total=len(files))
+        for file in files:
+            episode_id = import_npz(opened, file, options)
+            found = opened.get(episode_id)
+            imported.append({"file": str(file), "id": episode_id, "steps": found.length, "source": found.meta.source})
+            progress.advance(task)
+    if as_json:
+        st.out.print_json(json.dumps({"store": str(target), "imported": imported}))
+        return
+    steps = sum(int(row["steps"]) for row in imported)  # type: ignore[call-overload]
+    st.out.print(f"imported {len(imported)} episode(s), {steps} steps into {target}")
+
+
+@app.command("export")
+def export(
+    ctx: typer.Context,
+    out_dir: Annotated[Path, typer.Argument(help="Folder to write episode-NNNNNN.npz files into.")],
+    episode: Annotated[Optional[list[int]], typer.Option("--episode", "-e", help="Episode id. Repeatable.")] = None,
+    store: StoreOpt = None,
+    source: SourceOpt = None,
+    scenario: ScenarioOpt = None,
+    tag: TagOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Export episodes as .npz in the stored layout (re-importable bit for bit); default all."""
+    st, settings = _settings(ctx)
+    _check_source(source)
+    with _open(settings, store) as opened:
+        if episode:
+            infos = [opened.get(i) for i in episode]
+        else:
+            infos = opened.episodes(source=source, scenario=scenario, tags=tag)
+        if not infos:
+            raise GolemError(f"no episodes to export from {opened.path}")
+        written: list[dict[str, object]] = []
+        with _progress(st, len(infos) > 1 and not as_json) as progress:
+            task = progress.add_task("exporting", total=len(infos))
+            for found in infos:
+                path = export_npz(opened, found, out_dir / export_name(found))
+                written.append({"id": found.id, "file": str(path)})
+                progress.advance(task)
+    if as_json:
+        st.out.print_json(json.dumps({"exported": written}))
+        return
+    st.out.print(f"exported {len(written)} episode(s) to {out_dir}")
+
+
+@app.command("delete")
+def delete(
+    ctx: typer.Context,
+    episodes: Annotated[list[int], typer.Argument(help="Episode ids to delete.")],
+    store: StoreOpt = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Delete episodes (asks first unless --yes)."""
+    st, settings = _settings(ctx)
+    with _open(settings, store, readonly=False) as opened:
+        for episode_id in episodes:
+            opened.get(episode_id)  # fails with one line before asking
+        if not yes and not typer.confirm(f"Delete {len(episodes)} episode(s) from {opened.path}?", err=True):
+            raise GolemError("not deleted", exit_code=1)
+        deleted = opened.delete(episodes)
+    if as_json:
+        st.out.print_json(json.dumps({"deleted": deleted}))
+        return
+    st.out.print(f"deleted {len(deleted)} episode(s): {', '.join(map(str, deleted))}")

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import typer
 
+from golem_cli.commands.inspect_cmd import inspect_command
+from golem_cli.commands.record import record_command
+from golem_cli.commands.train import train_command
+
 HELP = """The pipeline, stage by stage.
 
 Stages appear here as they are built: record demonstrations, inspect them,
@@ -11,3 +15,8 @@ train, audit, evaluate and play.
 """
 
 app = typer.Typer(help=HELP, no_args_is_help=True)
+
+# Stages, in pipeline order.
+app.command("record")(record_command)
+app.command("inspect")(inspect_command)
+app.command("train")(train_command)

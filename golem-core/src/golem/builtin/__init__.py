@@ -13,6 +13,13 @@ def register_sensors(register) -> None:
 
 
 @hookimpl
+def register_samplers(register) -> None:
+    from golem.sampling import StatefulStratifiedSampler
+
+    register("stateful", StatefulStratifiedSampler)
+
+
+@hookimpl
 def register_experts(register) -> None:
     from golem.builtin.experts import EXPERTS
 

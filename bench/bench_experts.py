@@ -1,0 +1,140 @@
+"""Benchmark the scripted experts against the random baseline on the same seeds.
+
+Each scenario is played by its expert and by :class:`RandomPolicy` (every
+button pressed independently with probability 0.5, reseeded per episode) over
+episodes with seeds ``0 … N-1``, in parallel worker processes. Results go to
+``bench/results/experts.json`` and a rich table.
+
+Usage: ``python bench/bench_experts.py [--episodes 20] [--workers 2] [--scenarios basic,…]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import structlog
+from rich.console import Console
+from rich.table import Table
+
+from golem.builtin.experts import EXPERTS, RandomPolicy, play_episode
+from golem.logs import configure_logging
+from golem.profiles import BASIC
+
+RESULTS = Path(__file__).resolve().parent / "results" / "experts.json"
+#: Episode cap in tics (take_cover has no timeout of its own; the others end at 2,100).
+MAX_TICS = 2100
+log = structlog.get_logger("bench_experts")
+
+
+def make_game(scenario: str, configurer: Any) -> Any:
+    """A headless ``DoomGame`` built as the session builds one (cfg, basic profile, RGB24 160×120)."""
+    import vizdoom as vzd
+
+    game = vzd.DoomGame()
+    game.load_config(os.path.join(vzd.scenarios_path, f"{scenario}.cfg"))
+    game.clear_available_buttons()
+    for name in BASIC:
+        game.add_available_button(getattr(vzd.Button, name))
+    game.set_screen_format(vzd.ScreenFormat.RGB24)
+    game.set_screen_resolution(vzd.ScreenResolution.RES_160X120)
+    game.set_window_visible(False)
+    game.set_mode(vzd.Mode.PLAYER)
+    configurer.configure(game)
+    game.init()
+    return game
+
+
+def run_job(scenario: str, policy: str, seeds: list[int]) -> dict[str, Any]:
+    """Play ``seeds`` of ``scenario`` with ``policy`` ("expert" or "random"); per-episode stats."""
+    configure_logging(level="warning")
+    expert = EXPERTS[scenario](BASIC)
+    game = make_game(scenario, expert)
+    started = time.perf_counter()
+    try:
+        episodes = []
+        for seed in seeds:
+            actor = expert if policy == "expert" else RandomPolicy(BASIC, seed=seed)
+            episodes.append(play_episode(game, actor, seed, max_tics=MAX_TICS).as_dict())
+    finally:
+        game.close()
+    return {"scenario": scenario, "policy": policy, "episodes": episodes,
+            "seconds": round(time.perf_counter() - started, 2)}
+
+
+def summarise(episodes: list[dict[str, Any]]) -> dict[str, float]:
+    """Mean and standard deviation of the return, and the means/totals of the counters."""
+    returns = [e["episode_return"] for e in episodes]
+    n = len(episodes)
+    return {
+        "episodes": n,
+        "return_mean": statistics.fmean(returns),
+        "return_std": statistics.pstdev(returns),
+        "tics_mean": statistics.fmean(e["tics"] for e in episodes),
+        "full_survival": sum(e["tics"] >= MAX_TICS for e in episodes),
+        "kills_mean": statistics.fmean(e["kills"] for e in episodes),
+        "ammo_used_mean": statistics.fmean(e["ammo_used"] for e in episodes),
+        "exits": sum(e["exited"] for e in episodes),
+        "deaths": sum(e["died"] for e in episodes),
+    }
+
+
+def counters(scenario: str, s: dict[str, float]) -> str:
+    """The scenario-specific figures, as one line of text."""
+    n = int(s["episodes"])
+    if scenario == "defend_the_center":
+        return f"kills {s['kills_mean']:.1f}, ammo used {s['ammo_used_mean']:.1f}"
+    if scenario in ("health_gathering", "take_cover"):
+        return f"survival {s['tics_mean']:.0f} tics, full {int(s['full_survival'])}/{n}"
+    if scenario == "my_way_home":
+        return f"exits {int(s['exits'])}/{n}, {s['tics_mean']:.0f} tics"
+    return f"kills {int(s['kills_mean'] * n)}/{n}, {s['tics_mean']:.1f} tics"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--episodes", type=int, default=20, help="episodes per scenario and policy")
+    parser.add_argument("--workers", type=int, default=2, help="parallel engine processes")
+    parser.add_argument("--scenarios", default=",".join(EXPERTS), help="comma-separated scenario names")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="JSON results file")
+    args = parser.parse_args(argv)
+    configure_logging(level="info")
+    scenarios = [s for s in args.scenarios.split(",") if s]
+    seeds = list(range(args.episodes))
+    jobs = [(s, p, seeds) for s in scenarios for p in ("expert", "random")]
+    log.info("bench_started", scenarios=scenarios, episodes=args.episodes, workers=args.workers)
+    with ProcessPoolExecutor(max_workers=args.workers) as pool:
+        done = list(pool.map(run_job, *zip(*jobs)))
+    results: dict[str, Any] = {"episodes": args.episodes, "max_tics": MAX_TICS,
+                               "random_policy": "each button independently, p=0.5, seeded per episode",
+                               "scenarios": {}}
+    for job in done:
+        entry = results["scenarios"].setdefault(job["scenario"], {})
+        entry[job["policy"]] = {"summary": summarise(job["episodes"]), "episodes": job["episodes"],
+                                "seconds": job["seconds"]}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2))
+    table = Table(title=f"Scripted experts vs random policy ({args.episodes} episodes, same seeds)")
+    for col in ("scenario", "policy", "return (mean ± std)", "counters", "deaths"):
+        table.add_column(col, justify="left" if col in ("scenario", "policy", "counters") else "right")
+    for scenario in scenarios:
+        for policy in ("expert", "random"):
+            s = results["scenarios"][scenario][policy]["summary"]
+            table.add_row(scenario, policy, f"{s['return_mean']:.2f} ± {s['return_std']:.2f}",
+                          counters(scenario, s), str(int(s["deaths"])))
+    console = Console()
+    if not console.is_terminal:
+        console.width = 120
+    console.print(table)
+    log.info("bench_written", path=str(args.out))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,81 @@
+"""``golem run record``: demonstrations from a scripted expert or a human into the store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from golem.errors import GolemError
+from golem.recording import Episode, RecordPlan, record, resolve_expert
+from golem.selection import check_selected
+from golem.store import TrajectoryStore
+from golem_cli.options import PluginOpt, SetOpt
+from golem_cli.state import state
+
+
+def record_command(
+    ctx: typer.Context,
+    expert: Annotated[Optional[str], typer.Option("--expert", "-e", help="Scripted expert to record (see `golem plugins list`).")] = None,
+    human: Annotated[bool, typer.Option("--human", help="Record yourself: a game window opens, play with the game's keys.")] = False,
+    episodes: Annotated[int, typer.Option("--episodes", "-n", min=1, help="Episodes to record.")] = 10,
+    workers: Annotated[int, typer.Option("--workers", "-w", min=1, max=64, help="Parallel engine processes (experts).")] = 1,
+    scenario: Annotated[Optional[str], typer.Option("--scenario", "-s", help="Scenario name, .cfg or .wad (default: the expert's own).")] = None,
+    seed: Annotated[Optional[int], typer.Option("--seed", min=0, help="Seed of the first episode; episode i uses seed+i.")] = None,
+    tag: Annotated[Optional[list[str]], typer.Option("--tag", help="Label stored with each episode. Repeatable.")] = None,
+    max_steps: Annotated[Optional[int], typer.Option("--max-steps", min=1, help="Cut episodes after this many tics.")] = None,
+    store: Annotated[Optional[Path], typer.Option("--store", help="Store directory (default: data.store).", metavar="PATH")] = None,
+    plugin: PluginOpt = None,
+    set_: SetOpt = None,
+) -> None:
+    """Record demonstrations into the trajectory store. Ctrl-C keeps every completed episode."""
+    st = state(ctx)
+    if (expert is None) == (not human):
+        raise GolemError("choose exactly one demonstrator: --expert NAME or --human")
+    resolved = st.resolve(plugin=plugin, set_=set_, flags={"game.scenario": scenario, "game.seed": seed})
+    settings = resolved.settings
+    registry = st.host.registry
+    check_selected(settings, registry, ["sensors"])
+    scenario_given = "game.scenario" in resolved.sources
+    if expert is not None:
+        _, scenario_name = resolve_expert(settings, registry, expert, scenario_given)
+    else:
+        scenario_name = settings.game.scenario
+    plan = RecordPlan(
+        demonstrator="human" if human else "expert", expert=expert, episodes=episodes, workers=workers,
+        tags=list(tag or []), max_steps=max_steps,
+    )
+    path = store if store is not None else settings.store_path()
+    frames = 0
+    returns: list[float] = []
+    progress = Progress(
+        TextColumn("[bold]recording[/bold] {task.fields[what]}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[fps]:>6.0f} frames/s  mean return {task.fields[mean]:>8.2f}"),
+        TimeElapsedColumn(),
+        console=st.err,
+    )
+    what = f"{expert or 'human'} on {scenario_name}"
+    with TrajectoryStore.open_or_create(path) as opened, progress:
+        task = progress.add_task("record", total=episodes, what=what, fps=0.0, mean=0.0)
+        started = progress.get_time()
+
+        def on_episode(eid: int, episode: Episode) -> None:
+            nonlocal frames
+            frames += episode.meta.length
+            returns.append(episode.meta.total_return)
+            elapsed = max(progress.get_time() - started, 1e-9)
+            progress.update(task, advance=1, fps=frames / elapsed, mean=sum(returns) / len(returns))
+
+        try:
+            ids = record(settings, registry, plan, opened, scenario_name, on_episode=on_episode)
+        except KeyboardInterrupt:
+            st.err.print(f"[yellow]interrupted: {len(returns)} completed episode(s) kept in {path}[/yellow]")
+            raise typer.Exit(130) from None
+    mean = sum(returns) / len(returns)
+    st.out.print(
+        f"recorded {len(ids)} episode(s), {frames} frames, mean return {mean:.2f} → {path} (ids {ids[0]}–{ids[-1]})"
+    )

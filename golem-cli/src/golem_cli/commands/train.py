@@ -1,0 +1,70 @@
+"""``golem run train``: behavioural cloning on the recorded demonstrations."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.table import Table
+
+from golem.training import TrainPlan, TrainResult, train
+from golem_cli.options import JsonOpt, PluginOpt, SetOpt
+from golem_cli.state import state
+
+
+def train_command(
+    ctx: typer.Context,
+    module: Annotated[Optional[str], typer.Option("--module", "-m", help="Train on episodes of this scenario or tag.")] = None,
+    include_recovery: Annotated[bool, typer.Option("--include-recovery", help="Also train on recovery episodes (training.recovery_ratio of the streams).")] = False,
+    epochs: Annotated[Optional[int], typer.Option("--epochs", "-e", min=1, help="Epochs (training.epochs).")] = None,
+    resume: Annotated[bool, typer.Option("--resume", help="Fine-tune the profile's active model instead of starting afresh.")] = False,
+    seed: Annotated[Optional[int], typer.Option("--seed", min=0, help="Seed of weights, split and sampler (training.seed).")] = None,
+    device: Annotated[Optional[str], typer.Option("--device", help="auto (CUDA, then MPS, then CPU), cpu, cuda or mps (training.device).")] = None,
+    store: Annotated[Optional[Path], typer.Option("--store", help="Store directory (default: data.store).", metavar="PATH")] = None,
+    plugin: PluginOpt = None,
+    set_: SetOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Train the model on the store. Ctrl-C saves the current weights and stops."""
+    st = state(ctx)
+    flags = {"training.epochs": epochs, "training.seed": seed, "training.device": device}
+    settings = st.resolve(plugin=plugin, set_=set_, flags=flags).settings
+    plan = TrainPlan(module=module, include_recovery=include_recovery, resume=resume, store=store)
+    result = train(settings, st.host.registry, plan, console=None if as_json else st.err)
+    if result.interrupted:
+        st.err.print(
+            f"[yellow]interrupted: the current weights were saved to {result.archive} "
+            f"and made the active model {result.active}[/yellow]",
+            highlight=False, soft_wrap=True,
+        )
+        raise typer.Exit(130)
+    if as_json:
+        typer.echo(json.dumps(result.to_dict()))
+        return
+    _report(st.out, result)
+
+
+def _fmt(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+def _report(out, result: TrainResult) -> None:
+    """Validation per-action precision/recall/F1, exact match, and where the checkpoint went."""
+    val = result.validation
+    if val is None:
+        out.print("[yellow]no validation episodes (training.validation_split or too few episodes)[/yellow]")
+    else:
+        table = Table(title=f"Validation ({val.steps} steps, threshold on sigmoid)")
+        for col in ("action", "precision", "recall", "F1", "pressed", "predicted"):
+            table.add_column(col, justify="left" if col == "action" else "right")
+        for name, s in val.actions.items():
+            table.add_row(name, _fmt(s.precision), _fmt(s.recall), _fmt(s.f1), str(s.support), str(s.predicted))
+        table.caption = f"exact match {val.exact_match:.3f}   loss {val.loss:.4f}"
+        out.print(table)
+    last = result.history[-1] if result.history else None
+    if last is not None:
+        out.print(f"epoch {last['epoch'] + 1}: train loss {last['train_loss']:.4f}, {last['frames_per_s']:.0f} frames/s on {result.device}")
+    out.print(f"active model → {result.active}", highlight=False, soft_wrap=True)
+    out.print(f"archived as  → {result.archive}", highlight=False, soft_wrap=True)

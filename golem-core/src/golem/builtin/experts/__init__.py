@@ -1,0 +1,34 @@
+"""Built-in scripted experts, one per ViZDoom scenario, plus the random baseline.
+
+``EXPERTS`` maps each expert's name (the scenario it plays) to its class; the
+core plugin registers every entry. :class:`RandomPolicy` is the comparison
+baseline and is deliberately not in ``EXPERTS``.
+"""
+
+from __future__ import annotations
+
+from golem.builtin.experts.basic import BasicExpert
+from golem.builtin.experts.defend_the_center import DefendTheCenterExpert
+from golem.builtin.experts.health_gathering import HealthGatheringExpert
+from golem.builtin.experts.my_way_home import MyWayHomeExpert
+from golem.builtin.experts.random_policy import RandomPolicy
+from golem.builtin.experts.rollout import EpisodeStats, play_episode
+from golem.builtin.experts.take_cover import TakeCoverExpert
+from golem.experts import Expert
+
+EXPERTS: dict[str, type[Expert]] = {
+    cls.name: cls
+    for cls in (BasicExpert, DefendTheCenterExpert, HealthGatheringExpert, TakeCoverExpert, MyWayHomeExpert)
+}
+
+__all__ = [
+    "EXPERTS",
+    "BasicExpert",
+    "DefendTheCenterExpert",
+    "EpisodeStats",
+    "HealthGatheringExpert",
+    "MyWayHomeExpert",
+    "RandomPolicy",
+    "TakeCoverExpert",
+    "play_episode",
+]

@@ -1,0 +1,174 @@
+"""Geometry shared by the scripted experts: angles, line-of-fire tests and a navigation grid.
+
+Units: positions and distances in map units, angles in degrees (Doom convention:
+0° faces +x, angles grow counter-clockwise, so 90° faces +y).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+#: Degrees turned by one tic of TURN_LEFT/TURN_RIGHT once the key is held (the
+#: first six tics of a press turn at half this rate).
+TURN_STEP = 3.52
+#: Radius of the player's collision box, map units.
+PLAYER_RADIUS = 16.0
+
+
+def wrap_angle(deg: float) -> float:
+    """``deg`` wrapped into [-180, 180) degrees."""
+    return (deg + 180.0) % 360.0 - 180.0
+
+
+def bearing(px: float, py: float, tx: float, ty: float) -> float:
+    """Absolute direction from ``(px, py)`` to ``(tx, ty)``, degrees in [0, 360)."""
+    return math.degrees(math.atan2(ty - py, tx - px)) % 360.0
+
+
+def relative_bearing(px: float, py: float, heading: float, tx: float, ty: float) -> float:
+    """Turn needed from ``heading`` (degrees) to face ``(tx, ty)``; positive means turn left."""
+    return wrap_angle(bearing(px, py, tx, ty) - heading)
+
+
+def distance(ax: float, ay: float, bx: float, by: float) -> float:
+    """Euclidean distance, map units."""
+    return math.hypot(bx - ax, by - ay)
+
+
+def turn_toward(error: float, tolerance: float) -> str | None:
+    """The turn button that reduces a bearing ``error`` (degrees), or None within ``tolerance``."""
+    if error > tolerance:
+        return "TURN_LEFT"
+    if error < -tolerance:
+        return "TURN_RIGHT"
+    return None
+
+
+def aim_tolerance(dist: float, radius: float, floor: float = 1.0) -> float:
+    """Largest bearing error (degrees) that still hits a body of ``radius`` at ``dist`` map units."""
+    return max(floor, math.degrees(math.atan2(radius, max(dist, 1.0))))
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A wall, from ``(x1, y1)`` to ``(x2, y2)`` in map units."""
+
+    x1: float
+    y1: float
+    x2: float
+    y2: float
+
+
+def blocking_walls(sectors: Iterable) -> list[Segment]:
+    """The blocking lines of ViZDoom ``state.sectors``, deduplicated."""
+    seen: set[tuple[float, float, float, float]] = set()
+    out: list[Segment] = []
+    for sector in sectors:
+        for line in sector.lines:
+            if not line.is_blocking:
+                continue
+            key = (line.x1, line.y1, line.x2, line.y2)
+            if key in seen or (line.x2, line.y2, line.x1, line.y1) in seen:
+                continue
+            seen.add(key)
+            out.append(Segment(line.x1, line.y1, line.x2, line.y2))
+    return out
+
+
+def point_segment_distance(px: np.ndarray, py: np.ndarray, seg: Segment) -> np.ndarray:
+    """Distance (map units) from each point ``(px, py)`` to ``seg``; arrays broadcast."""
+    dx, dy = seg.x2 - seg.x1, seg.y2 - seg.y1
+    length2 = dx * dx + dy * dy
+    if length2 == 0.0:
+        return np.hypot(px - seg.x1, py - seg.y1)
+    t = np.clip(((px - seg.x1) * dx + (py - seg.y1) * dy) / length2, 0.0, 1.0)
+    return np.hypot(px - (seg.x1 + t * dx), py - (seg.y1 + t * dy))
+
+
+class NavGrid:
+    """A square occupancy grid over the walls, with BFS distances to a goal.
+
+    Cells closer than ``clearance`` map units to a wall are blocked. After
+    :meth:`set_goal`, :meth:`waypoint` gives a point a few cells down the
+    shortest path from any position.
+    """
+
+    def __init__(self, walls: Sequence[Segment], cell: float = 8.0, clearance: float = 24.0) -> None:
+        xs = [v for s in walls for v in (s.x1, s.x2)]
+        ys = [v for s in walls for v in (s.y1, s.y2)]
+        self.cell = cell
+        self.x0, self.y0 = min(xs) - cell, min(ys) - cell
+        self.nx = int(math.ceil((max(xs) - self.x0) / cell)) + 2
+        self.ny = int(math.ceil((max(ys) - self.y0) / cell)) + 2
+        cx = self.x0 + (np.arange(self.nx) + 0.5) * cell
+        cy = self.y0 + (np.arange(self.ny) + 0.5) * cell
+        gx, gy = np.meshgrid(cx, cy, indexing="ij")
+        clear = np.full(gx.shape, np.inf)
+        for seg in walls:
+            clear = np.minimum(clear, point_segment_distance(gx, gy, seg))
+        self.clearance = clear
+        self.free = clear >= clearance
+        self.dist = np.full(gx.shape, -1, dtype=np.int32)
+
+    def to_cell(self, x: float, y: float) -> tuple[int, int]:
+        """Grid indices of the cell holding ``(x, y)``, clipped to the grid."""
+        i = int((x - self.x0) // self.cell)
+        j = int((y - self.y0) // self.cell)
+        return min(max(i, 0), self.nx - 1), min(max(j, 0), self.ny - 1)
+
+    def centre(self, i: int, j: int) -> tuple[float, float]:
+        """Map coordinates of cell ``(i, j)``'s centre."""
+        return self.x0 + (i + 0.5) * self.cell, self.y0 + (j + 0.5) * self.cell
+
+    def _nearest_free(self, i: int, j: int) -> tuple[int, int]:
+        if self.free[i, j]:
+            return i, j
+        free = np.argwhere(self.free)
+        k = int(np.argmin((free[:, 0] - i) ** 2 + (free[:, 1] - j) ** 2))
+        return int(free[k, 0]), int(free[k, 1])
+
+    def set_goal(self, x: float, y: float) -> None:
+        """Breadth-first distances (8-connected, in cells) from the free cell nearest ``(x, y)``."""
+        self.dist.fill(-1)
+        start = self._nearest_free(*self.to_cell(x, y))
+        self.dist[start] = 0
+        queue = deque([start])
+        steps = [(-1, 0), (1, 0), (0, -1), (0, 1), (-1, -1), (-1, 1), (1, -1), (1, 1)]
+        while queue:
+            i, j = queue.popleft()
+            d = self.dist[i, j] + 1
+            for di, dj in steps:
+                a, b = i + di, j + dj
+                if 0 <= a < self.nx and 0 <= b < self.ny and self.free[a, b] and self.dist[a, b] < 0:
+                    if di and dj and not (self.free[i + di, j] and self.free[i, j + dj]):
+                        continue
+                    self.dist[a, b] = d
+                    queue.append((a, b))
+
+    def waypoint(self, x: float, y: float, lookahead: int = 6) -> tuple[float, float]:
+        """A point ``lookahead`` cells down the shortest path from ``(x, y)``, map units."""
+        i, j = self._nearest_free(*self.to_cell(x, y))
+        if self.dist[i, j] < 0:
+            return self.centre(i, j)
+        for _ in range(lookahead):
+            best = (i, j)
+            for di in (-1, 0, 1):
+                for dj in (-1, 0, 1):
+                    a, b = i + di, j + dj
+                    if 0 <= a < self.nx and 0 <= b < self.ny and 0 <= self.dist[a, b] < self.dist[best]:
+                        best = (a, b)
+            if best == (i, j):
+                break
+            i, j = best
+        return self.centre(i, j)
+
+
+def lateral_offset(px: float, py: float, heading: float, tx: float, ty: float) -> float:
+    """Sideways distance (map units) of ``(tx, ty)`` from the line of sight; positive = to the left."""
+    rad = math.radians(heading)
+    return -(tx - px) * math.sin(rad) + (ty - py) * math.cos(rad)

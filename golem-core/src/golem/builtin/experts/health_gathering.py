@@ -1,0 +1,48 @@
+"""Expert for ``health_gathering``: run to the medikit that is cheapest to reach."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from golem.builtin.experts.geometry import distance, relative_bearing, turn_toward
+from golem.builtin.experts.privileged import enable_objects, objects_named, player_pose
+from golem.experts import Expert
+
+ITEMS = ("Medikit",)
+#: Map units of path that weigh as much as one degree of turning when picking a medikit.
+UNITS_PER_DEGREE = 3.0
+#: Keep running forward while the medikit is within this bearing error, degrees.
+RUN_CONE = 35.0
+#: Beyond this distance (map units) keep running within the wider WIDE_CONE (degrees).
+WIDE_CONE_DISTANCE = 200.0
+WIDE_CONE = 60.0
+
+
+class HealthGatheringExpert(Expert):
+    """Turns toward the medikit with the lowest distance-plus-turn cost and runs at it."""
+
+    name: ClassVar[str] = "health_gathering"
+    scenarios: ClassVar[tuple[str, ...]] = ("health_gathering",)
+
+    def configure(self, game: Any) -> None:
+        enable_objects(game)
+
+    def act(self, game: Any, state: Any) -> list[int]:
+        pose = player_pose(game)
+        best: tuple[float, float, float] | None = None
+        for o in objects_named(state, *ITEMS):
+            d = distance(pose.x, pose.y, o.position_x, o.position_y)
+            err = relative_bearing(pose.x, pose.y, pose.angle, o.position_x, o.position_y)
+            score = d + UNITS_PER_DEGREE * abs(err)
+            if best is None or score < best[0]:
+                best = (score, d, err)
+        if best is None:
+            return self.press("MOVE_FORWARD", "TURN_LEFT")
+        _, d, err = best
+        buttons = []
+        turn = turn_toward(err, 2.0)
+        if turn:
+            buttons.append(turn)
+        if abs(err) < RUN_CONE or (d > WIDE_CONE_DISTANCE and abs(err) < WIDE_CONE):
+            buttons.append("MOVE_FORWARD")
+        return self.press(*buttons)

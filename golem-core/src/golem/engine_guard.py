@@ -1,0 +1,147 @@
+"""Making sure no ViZDoom engine process outlives the Python process that owns it.
+
+ViZDoom spawns its engine (``vizdoom``) as a child of the Python process. If
+Python dies without ``close()`` (SIGKILL, crash) the engine would be left
+running. :class:`EngineGuard` starts a tiny ``sh`` watchdog in its own session,
+tells it the engine's pid through a pipe, and when that pipe closes — because
+we closed it, or because the kernel did when our process died — the watchdog
+SIGKILLs every engine pid it was told about that is still a ``vizdoom``
+process. A normal :meth:`EngineGuard.release` first tells it to forget them.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+
+import structlog
+
+log = structlog.get_logger(__name__)
+
+ENGINE_COMM = "vizdoom"
+
+_WATCHDOG = r"""
+pids=
+while read -r line; do
+  case "$line" in
+    clear) pids= ;;
+    *) pids="$pids $line" ;;
+  esac
+done
+for p in $pids; do
+  if [ "$(cat /proc/$p/comm 2>/dev/null)" = "vizdoom" ]; then kill -9 "$p" 2>/dev/null; fi
+done
+"""
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    """``/proc/<pid>/stat`` fields after the command name (state, ppid, …), or ``None``."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
+def engine_children(parent: int | None = None) -> set[int]:
+    """Pids of live (not zombie) ``vizdoom`` engine processes whose parent is ``parent`` (default: us)."""
+    parent = os.getpid() if parent is None else parent
+    found: set[int] = set()
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        fields = _stat_fields(int(name))
+        if fields is None or fields[0] in ("Z", "X") or int(fields[1]) != parent:
+            continue
+        try:
+            with open(f"/proc/{name}/comm") as fh:
+                if fh.read().strip() == ENGINE_COMM:
+                    found.add(int(name))
+        except OSError:
+            continue
+    return found
+
+
+def is_alive(pid: int) -> bool:
+    """Whether ``pid`` exists and is not a zombie."""
+    fields = _stat_fields(pid)
+    return fields is not None and fields[0] not in ("Z", "X")
+
+
+class EngineGuard:
+    """Kills the engine processes it tracks if this Python process dies first."""
+
+    def __init__(self) -> None:
+        self.pids: set[int] = set()
+        self._proc: subprocess.Popen[bytes] | None = None
+        try:
+            self._proc = subprocess.Popen(
+                ["/bin/sh", "-c", _WATCHDOG],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,  # a Ctrl-C to our group must not kill it before it acts
+                close_fds=True,
+            )
+        except OSError as exc:  # no /bin/sh: cleanup on close still works, only the SIGKILL case is lost
+            log.warning("engine_guard_unavailable", error=str(exc))
+
+    def track(self, pids: set[int]) -> None:
+        """Add engine pids to kill if we die."""
+        new = pids - self.pids
+        if not new:
+            return
+        self.pids |= new
+        self._send("".join(f"{p}\n" for p in sorted(new)))
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        """Send ``sig`` to every tracked engine pid still alive."""
+        for pid in self.pids:
+            if is_alive(pid):
+                try:
+                    os.kill(pid, sig)
+                except ProcessLookupError:
+                    pass
+
+    def wait_gone(self, timeout: float = 5.0) -> bool:
+        """Wait until no tracked pid is alive (reaping our zombies); ``True`` if all are gone."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for pid in self.pids:
+                try:
+                    os.waitpid(pid, os.WNOHANG)
+                except ChildProcessError:
+                    pass
+            if not any(is_alive(p) for p in self.pids):
+                return True
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.01)
+
+    def release(self, *, forget: bool = True) -> None:
+        """Stop the watchdog; with ``forget`` it is told the pids are already handled."""
+        if self._proc is None:
+            return
+        if forget:
+            self._send("clear\n")
+        try:
+            assert self._proc.stdin is not None
+            self._proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            self._proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+        self._proc = None
+
+    def _send(self, text: str) -> None:
+        if self._proc is None or self._proc.stdin is None:
+            return
+        try:
+            self._proc.stdin.write(text.encode())
+            self._proc.stdin.flush()
+        except (OSError, ValueError):
+            log.warning("engine_guard_lost")

@@ -1,0 +1,248 @@
+"""What a model is built from: the enabled sensors, the action count and the network sizes.
+
+A :class:`ModelSpec` is handed to a model builder (``builder(spec) -> nn.Module``)
+and written into every checkpoint as JSON (:meth:`ModelSpec.to_metadata`), so a
+model can be rebuilt from its file alone (:meth:`ModelSpec.from_metadata`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from golem.errors import GolemError
+from golem.profiles import PROFILES
+from golem.sensors import Sensor
+from golem.settings import BrainSettings, DSPSettings, GolemSettings
+
+if TYPE_CHECKING:
+    from golem.registry import Registry
+
+#: Version of the metadata layout written by :meth:`ModelSpec.to_metadata`.
+SPEC_FORMAT = 1
+
+_REQUIRED = ("model", "sensors", "n_actions", "working_memory")
+
+
+@dataclass
+class ModelSpec:
+    """The architecture of one model.
+
+    Attributes:
+        sensors: enabled sensor instances, in order; each has its own cortex
+            unless it ``joins`` another sensor (then it feeds that cortex as
+            extra channels).
+        n_actions: logits per step (A).
+        working_memory: units of the recurrent core.
+        cortical_depth: conv layers in the visual cortex. Sensors read it from the settings they
+            were built with; ``None`` takes it from there, a different value is an error.
+        model: model component name (``cfc``, ``lstm``).
+        profile: action profile name.
+        action_names: one name per action (empty when unknown, else length ``n_actions``).
+        dsp: audio front-end settings (``brain.dsp`` as a dict); ``None`` takes them from the
+            sensors' settings, a different value is an error.
+    """
+
+    sensors: list[Sensor]
+    n_actions: int
+    working_memory: int = 64
+    cortical_depth: int | None = None
+    model: str = "cfc"
+    profile: str = "basic"
+    action_names: tuple[str, ...] = ()
+    dsp: dict[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        self.sensors = list(self.sensors)
+        self.action_names = tuple(self.action_names)
+        if self.n_actions < 1:
+            raise GolemError(f"a model needs at least one action, got n_actions={self.n_actions}")
+        if self.action_names and len(self.action_names) != self.n_actions:
+            raise GolemError(f"{len(self.action_names)} action names given for n_actions={self.n_actions}")
+        if self.working_memory < 1:
+            raise GolemError(f"working_memory must be positive, got {self.working_memory}")
+        if not self.sensors:
+            raise GolemError("a model needs at least one sensor (brain.sensors is empty)")
+        self._agree_with_sensor_settings()
+        names = [s.name for s in self.sensors]
+        if len(set(names)) != len(names):
+            raise GolemError(f"sensor listed twice in {names}")
+        for sensor in self.sensors:
+            if sensor.joins is None:
+                continue
+            target = next((s for s in self.sensors if s.name == sensor.joins), None)
+            if target is None:
+                raise GolemError(f"sensor {sensor.name!r} joins {sensor.joins!r}, which is not enabled; enable both")
+            if target.joins is not None:
+                raise GolemError(f"sensor {sensor.name!r} joins {target.name!r}, which itself joins {target.joins!r}")
+            if tuple(sensor.shape[1:]) != tuple(target.shape[1:]):
+                raise GolemError(
+                    f"sensor {sensor.name!r} {tuple(sensor.shape)} cannot join {target.name!r} "
+                    f"{tuple(target.shape)}: sizes after the channel axis differ"
+                )
+
+    def _agree_with_sensor_settings(self) -> None:
+        """Fill ``cortical_depth``/``dsp`` from the sensors' settings, or check they agree with them.
+
+        A checkpoint records these values and rebuilds the sensors from them, so a
+        spec that disagrees with how its sensors were built would not round-trip.
+        """
+        brains = [s.settings.brain for s in self.sensors if hasattr(getattr(s, "settings", None), "brain")]
+        depths = {b.cortical_depth for b in brains}
+        dsps = {json.dumps(b.dsp.model_dump(mode="json"), sort_keys=True) for b in brains}
+        if len(depths) > 1 or len(dsps) > 1:
+            raise GolemError("the sensors of one model were built with different brain settings")
+        if self.cortical_depth is None:
+            self.cortical_depth = depths.pop() if depths else BrainSettings().cortical_depth
+        elif depths and self.cortical_depth not in depths:
+            raise GolemError(
+                f"cortical_depth={self.cortical_depth} but the sensors were built with "
+                f"brain.cortical_depth={depths.pop()}"
+            )
+        if self.dsp is None:
+            self.dsp = json.loads(dsps.pop()) if dsps else DSPSettings().model_dump(mode="json")
+            return
+        try:
+            self.dsp = DSPSettings.model_validate(self.dsp).model_dump(mode="json")
+        except Exception as exc:  # pydantic ValidationError: keep it one line
+            raise GolemError(f"invalid dsp settings {self.dsp}: {str(exc).splitlines()[0]}") from None
+        if dsps and self.dsp != json.loads(next(iter(dsps))):
+            raise GolemError(f"dsp={self.dsp} but the sensors were built with brain.dsp={next(iter(dsps))}")
+
+    # --- structure ---------------------------------------------------------
+
+    @property
+    def sensor_names(self) -> list[str]:
+        """Names of the enabled sensors, in order."""
+        return [s.name for s in self.sensors]
+
+    def cortex_groups(self) -> dict[str, list[Sensor]]:
+        """``{owner name: [sensors joining it]}`` for every sensor with its own cortex, in order."""
+        groups: dict[str, list[Sensor]] = {s.name: [] for s in self.sensors if s.joins is None}
+        for sensor in self.sensors:
+            if sensor.joins is not None:
+                groups[sensor.joins].append(sensor)
+        return groups
+
+    def sensor(self, name: str) -> Sensor:
+        """The enabled sensor called ``name``."""
+        for s in self.sensors:
+            if s.name == name:
+                return s
+        raise KeyError(name)
+
+    # --- construction ------------------------------------------------------
+
+    @classmethod
+    def from_settings(cls, settings: GolemSettings, registry: Registry) -> ModelSpec:
+        """The spec of ``settings.brain``: sensors looked up by name in ``registry`` and built with ``settings``."""
+        brain = settings.brain
+        sensors = [registry.get("sensors", name).obj(settings) for name in brain.sensors]
+        actions = PROFILES[brain.profile]
+        return cls(
+            sensors=sensors,
+            n_actions=len(actions),
+            working_memory=brain.working_memory,
+            cortical_depth=brain.cortical_depth,
+            model=brain.model,
+            profile=brain.profile,
+            action_names=tuple(actions),
+            dsp=brain.dsp.model_dump(mode="json"),
+        )
+
+    def to_metadata(self) -> dict[str, Any]:
+        """A JSON-able description from which :meth:`from_metadata` rebuilds this spec."""
+        return {
+            "format": SPEC_FORMAT,
+            "model": self.model,
+            "profile": self.profile,
+            "action_names": list(self.action_names),
+            "n_actions": self.n_actions,
+            "sensors": self.sensor_names,
+            "sensor_shapes": {s.name: list(s.shape) for s in self.sensors},
+            "working_memory": self.working_memory,
+            "cortical_depth": self.cortical_depth,
+            "dsp": dict(self.dsp),
+        }
+
+    def settings(self) -> GolemSettings:
+        """Settings whose ``brain`` group matches this spec (defaults elsewhere; the environment is not read)."""
+        return brain_settings(
+            self.model, self.sensor_names, self.working_memory, self.cortical_depth, self.profile, self.dsp
+        )
+
+    @classmethod
+    def from_metadata(cls, meta: Mapping[str, Any], registry: Registry) -> ModelSpec:
+        """Rebuild a spec from :meth:`to_metadata` output, building sensors found by name in ``registry``.
+
+        Raises:
+            GolemError: missing keys, an unknown sensor, or a sensor whose shape
+                no longer matches the recorded one.
+        """
+        if not isinstance(meta, Mapping):
+            raise GolemError(f"model metadata must be a JSON object, got {type(meta).__name__}")
+        missing = [k for k in _REQUIRED if k not in meta]
+        if missing:
+            raise GolemError(f"model metadata lacks {', '.join(missing)}")
+        if int(meta.get("format", SPEC_FORMAT)) > SPEC_FORMAT:
+            raise GolemError(
+                f"model metadata format {meta['format']} is newer than this Golem understands ({SPEC_FORMAT})"
+            )
+        model, names = str(meta["model"]), [str(n) for n in meta["sensors"]]
+        working_memory, cortical_depth = int(meta["working_memory"]), int(meta.get("cortical_depth", 3))
+        profile, dsp = str(meta.get("profile", "basic")), dict(meta.get("dsp") or {})  # {}: defaults
+        settings = brain_settings(model, names, working_memory, cortical_depth, profile, dsp)
+        sensors = [registry.get("sensors", name).obj(settings) for name in names]
+        shapes = meta.get("sensor_shapes") or {}
+        for sensor in sensors:
+            recorded = shapes.get(sensor.name)
+            if recorded is not None and tuple(recorded) != tuple(sensor.shape):
+                raise GolemError(
+                    f"sensor {sensor.name!r} now reads {tuple(sensor.shape)} "
+                    f"but the model was trained on {tuple(recorded)}"
+                )
+        return cls(
+            sensors=sensors,
+            n_actions=int(meta["n_actions"]),
+            working_memory=working_memory,
+            cortical_depth=cortical_depth,
+            model=model,
+            profile=profile,
+            action_names=tuple(meta.get("action_names") or ()),
+            dsp=dsp or None,
+        )
+
+
+def brain_settings(
+    model: str,
+    sensors: Sequence[str],
+    working_memory: int,
+    cortical_depth: int,
+    profile: str,
+    dsp: Mapping[str, Any],
+) -> GolemSettings:
+    """Settings with the given ``brain`` group and defaults elsewhere; ``GOLEM_*`` is not read.
+
+    Sensors are built from these when a model is rebuilt from metadata, so a
+    checkpoint means the same network whatever the environment says.
+    """
+    brain: dict[str, Any] = {
+        "model": model,
+        "sensors": list(sensors),
+        "working_memory": working_memory,
+        "cortical_depth": cortical_depth,
+    }
+    if profile in PROFILES:
+        brain["profile"] = profile
+    if dsp:
+        brain["dsp"] = dict(dsp)
+    try:
+        # model_construct: GolemSettings' own validation would merge GOLEM_* variables in.
+        return GolemSettings.model_construct(brain=BrainSettings.model_validate(brain))
+    except Exception as exc:  # pydantic ValidationError: keep it one line
+        raise GolemError(f"model metadata holds invalid brain settings: {str(exc).splitlines()[0]}") from None
+
+
+__all__ = ["SPEC_FORMAT", "ModelSpec", "brain_settings"]

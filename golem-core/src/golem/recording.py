@@ -1,0 +1,293 @@
+"""Recording demonstrations: a policy plays, every tic's sensors and buttons go to the store.
+
+Two kinds of demonstrator share one loop: a scripted expert (reads privileged
+state and acts) and a human (spectator mode, the engine reports what was
+pressed). With ``workers > 1`` several engine processes play in parallel and
+send finished episodes to the single writer in the calling process; an episode
+is written in one transaction, so an interrupted recording keeps every
+episode that completed.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import queue
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import structlog
+
+from golem.errors import GolemError
+from golem.experts import Expert
+from golem.plugins import load_plugins
+from golem.registry import Registry
+from golem.sensors import Sensor
+from golem.session import Session
+from golem.settings import GolemSettings
+from golem.store import EpisodeMeta, TrajectoryStore
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass
+class RecordPlan:
+    """What to record.
+
+    Attributes:
+        demonstrator: ``"expert"`` or ``"human"``.
+        expert: expert component name (for ``demonstrator == "expert"``).
+        episodes: how many episodes.
+        workers: parallel engine processes (experts only; a human plays in one window).
+        seeds: one engine seed per episode (defaults to ``game.seed + i``).
+        tags: free labels stored with every episode (``--module`` selects by them).
+        max_steps: stop an episode after this many tics (``None``: the scenario's own timeout).
+    """
+
+    demonstrator: Literal["expert", "human"]
+    episodes: int
+    expert: str | None = None
+    workers: int = 1
+    seeds: list[int] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    max_steps: int | None = None
+
+
+@dataclass
+class Episode:
+    """One finished episode: metadata plus ``[T, …]`` arrays (``actions``, ``rewards``, sensor keys)."""
+
+    meta: EpisodeMeta
+    arrays: dict[str, np.ndarray]
+    counters: dict[str, float]
+
+
+def build_sensors(settings: GolemSettings, registry: Registry) -> list[Sensor]:
+    """Instances of the enabled sensors (``brain.sensors``), in order; unknown names fail listing the known."""
+    return [registry.get("sensors", name).obj(settings) for name in settings.brain.sensors]
+
+
+def resolve_expert(settings: GolemSettings, registry: Registry, name: str, scenario_given: bool) -> tuple[type[Expert], str]:
+    """The expert class and the scenario it will play.
+
+    Without an explicit scenario, an expert plays its own (first) scenario;
+    an explicit scenario the expert was not written for is an error.
+    """
+    cls = registry.get("experts", name).obj
+    if not scenario_given:
+        return cls, cls.scenarios[0]
+    scenario = settings.game.scenario
+    if scenario not in cls.scenarios:
+        raise GolemError(
+            f"expert {name!r} plays {', '.join(cls.scenarios)}, not {scenario!r}; "
+            f"pass --scenario {cls.scenarios[0]} or choose another expert"
+        )
+    return cls, scenario
+
+
+def play_episode(
+    session: Session,
+    seed: int,
+    act: Callable[[Any, Any], list[int]] | None,
+    max_steps: int | None = None,
+) -> tuple[dict[str, np.ndarray], dict[str, float]]:
+    """Play one episode and return its arrays and end-of-episode counters.
+
+    Args:
+        session: a started session; its sensors are read every tic.
+        seed: engine seed for this episode.
+        act: ``act(game, state) -> list[int]`` for a scripted policy, or ``None``
+            for spectator mode (a human plays; the engine reports the buttons).
+        max_steps: cut the episode after this many tics.
+
+    Returns:
+        ``arrays``: ``actions`` uint8 ``[T, A]``, ``rewards`` float32 ``[T]`` and one
+        ``[T, *shape]`` array per sensor key; ``counters``: ``kills``, ``health``,
+        ``tics`` (survival) and ``dead`` (0/1) at the end.
+    """
+    import vizdoom as vzd
+
+    game = session.game
+    session.new_episode(seed)
+    steps: dict[str, list[np.ndarray]] = {s.key: [] for s in session.sensors}
+    actions: list[list[int]] = []
+    rewards: list[float] = []
+    while not game.is_episode_finished():
+        state = game.get_state()
+        for sensor in session.sensors:
+            steps[sensor.key].append(sensor.extract(state))
+        if act is None:
+            game.advance_action(1)
+            action = [int(v != 0) for v in game.get_last_action()]
+            reward = float(game.get_last_reward())
+        else:
+            action = act(game, state)
+            reward = session.act(action)
+        actions.append(action)
+        rewards.append(reward)
+        if max_steps is not None and len(actions) >= max_steps:
+            break
+    if not actions:
+        raise GolemError(f"episode with seed {seed} ended before its first tic")
+    arrays = {key: np.stack(values) for key, values in steps.items()}
+    arrays["actions"] = np.asarray(actions, dtype=np.uint8)
+    arrays["rewards"] = np.asarray(rewards, dtype=np.float32)
+    counters = {
+        "kills": float(game.get_game_variable(vzd.GameVariable.KILLCOUNT)),
+        "health": float(game.get_game_variable(vzd.GameVariable.HEALTH)),
+        "tics": float(len(actions)),
+        "dead": float(game.is_player_dead()),
+    }
+    return arrays, counters
+
+
+def _episodes_in_process(
+    settings: GolemSettings, registry: Registry, plan: RecordPlan, scenario: str, seeds: Sequence[int]
+) -> Iterator[Episode]:
+    sensors = build_sensors(settings, registry)
+    expert: Expert | None = None
+    if plan.demonstrator == "expert":
+        assert plan.expert is not None
+        expert = registry.get("experts", plan.expert).obj(settings_actions(settings))
+    human = plan.demonstrator == "human"
+    configurers = [expert] if expert is not None else []
+    with Session(settings, sensors, scenario=scenario, visible=human, spectator=human, configurers=configurers) as session:
+        for seed in seeds:
+            act = None
+            if expert is not None:
+                expert.reset(session.game)
+                act = expert.act
+            arrays, counters = play_episode(session, seed, act, plan.max_steps)
+            meta = EpisodeMeta(
+                profile=settings.brain.profile,
+                action_names=list(session.action_names),
+                scenario=scenario,
+                source="human" if human else "expert",
+                sensors=list(settings.brain.sensors),
+                map=settings.game.doom_map,
+                seed=int(seed),
+                tags=list(plan.tags),
+                extra={"expert": plan.expert, **counters} if expert is not None else dict(counters),
+            )
+            yield Episode(meta=meta, arrays=arrays, counters=counters)
+
+
+def settings_actions(settings: GolemSettings) -> tuple[str, ...]:
+    """The action names of ``settings.brain.profile``."""
+    from golem.profiles import PROFILES
+
+    return PROFILES[settings.brain.profile]
+
+
+def _worker(
+    settings_json: str, registry: Registry | None, plan: RecordPlan, scenario: str, tasks: Any, results: Any
+) -> None:
+    """Worker process: take seeds from ``tasks``, put finished episodes (or an error line) on ``results``.
+
+    ``registry`` is inherited when the worker is forked; a spawned worker loads the plugins itself.
+    """
+    try:
+        settings = GolemSettings.model_validate_json(settings_json)
+        registry = registry if registry is not None else load_plugins().registry
+
+        def seeds() -> Iterator[int]:
+            while True:
+                seed = tasks.get()
+                if seed is None:
+                    return
+                yield seed
+
+        for episode in _episodes_in_process(settings, registry, plan, scenario, seeds()):
+            results.put(("episode", episode))
+    except KeyboardInterrupt:
+        pass
+    except GolemError as exc:
+        results.put(("error", str(exc)))
+    except Exception as exc:  # surface worker crashes as one line in the parent
+        results.put(("error", f"recording worker failed: {type(exc).__name__}: {exc}"))
+    finally:
+        results.put(("done", None))
+
+
+def _episodes_in_workers(
+    settings: GolemSettings, registry: Registry, plan: RecordPlan, scenario: str, seeds: Sequence[int]
+) -> Iterator[Episode]:
+    # fork starts in milliseconds and inherits the loaded plugins; spawn re-imports them.
+    forking = "fork" in mp.get_all_start_methods()
+    ctx = mp.get_context("fork" if forking else "spawn")
+    tasks: Any = ctx.Queue()
+    results: Any = ctx.Queue()
+    for seed in seeds:
+        tasks.put(seed)
+    n = min(plan.workers, len(seeds))
+    for _ in range(n):
+        tasks.put(None)
+    procs = [
+        ctx.Process(
+            target=_worker,
+            args=(settings.model_dump_json(), registry if forking else None, plan, scenario, tasks, results),
+            daemon=True,
+        )
+        for _ in range(n)
+    ]
+    for p in procs:
+        p.start()
+    running = n
+    try:
+        while running:
+            try:
+                kind, payload = results.get(timeout=1.0)
+            except queue.Empty:
+                if not any(p.is_alive() for p in procs) and results.empty():
+                    raise GolemError("recording workers exited without finishing") from None
+                continue
+            if kind == "episode":
+                yield payload
+            elif kind == "error":
+                raise GolemError(payload)
+            else:
+                running -= 1
+    finally:
+        for p in procs:
+            if p.is_alive():
+                p.terminate()
+        for p in procs:
+            p.join(timeout=10)
+
+
+def record(
+    settings: GolemSettings,
+    registry: Registry,
+    plan: RecordPlan,
+    store: TrajectoryStore,
+    scenario: str,
+    on_episode: Callable[[int, Episode], None] | None = None,
+) -> list[int]:
+    """Record ``plan.episodes`` episodes into ``store``; returns the new episode ids.
+
+    Each finished episode is written at once (one transaction), so an
+    interruption (``KeyboardInterrupt``) keeps every completed episode.
+    ``on_episode(episode_id, episode)`` is called after each write (progress).
+    """
+    seeds = plan.seeds or [settings.game.seed + i for i in range(plan.episodes)]
+    if plan.workers > 1 and plan.demonstrator == "human":
+        raise GolemError("--workers applies to experts; a human records in one window")
+    source = (
+        _episodes_in_workers(settings, registry, plan, scenario, seeds)
+        if plan.workers > 1
+        else _episodes_in_process(settings, registry, plan, scenario, seeds)
+    )
+    ids: list[int] = []
+    started = time.perf_counter()
+    try:
+        for episode in source:
+            eid = store.write_episode(episode.meta, episode.arrays)
+            ids.append(eid)
+            if on_episode is not None:
+                on_episode(eid, episode)
+    finally:
+        source.close()  # stops workers and engines now, also on Ctrl-C
+    log.info("record.done", episodes=len(ids), seconds=round(time.perf_counter() - started, 2))
+    return ids

@@ -1,0 +1,284 @@
+"""The ViZDoom session factory: settings + sensors → a running, headless ``DoomGame``.
+
+A :class:`Session` resolves and validates the scenario, replaces the buttons
+with the action profile's, lets each sensor and configurer switch on what it
+reads, starts the engine with a timeout, and guarantees the engine process
+ends with the session — on ``close()``, on an exception in the ``with`` block,
+and (through :class:`golem.engine_guard.EngineGuard`) when our own process is
+killed.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
+
+import numpy as np
+import structlog
+
+from golem.engine_guard import EngineGuard, engine_children
+from golem.errors import GolemError
+from golem.profiles import PROFILES
+from golem.scenarios import Scenario, iwad_path, resolve_scenario
+from golem.sensors import Sensor
+from golem.settings import GolemSettings
+
+log = structlog.get_logger(__name__)
+
+#: Game argument without which this OpenAL build crashes the engine when audio is on.
+AUDIO_SAFE_ARGS = ("+snd_efx 0",)
+DEFAULT_RESOLUTION = "RES_160X120"
+
+# One engine start at a time in this process, so new child pids are ours.
+_INIT_LOCK = threading.Lock()
+# Guards of engines frozen after a start timeout: kept alive so their watchdog
+# kills the engine only when this process exits.
+_STUCK_GUARDS: list[EngineGuard] = []
+
+
+class Configurer(Protocol):
+    """Anything that switches engine features on before ``init()`` (scripted experts do)."""
+
+    def configure(self, game: Any) -> None: ...
+
+
+class Session:
+    """One headless ViZDoom game driven tic by tic (``Mode.PLAYER``, synchronous).
+
+    Args:
+        settings: ``game.scenario``, ``game.doom_map``, ``game.seed``,
+            ``game.start_timeout`` (seconds) and ``brain.profile`` are used.
+        sensors: sensor instances; each one's ``configure(game)`` runs before
+            ``init()`` and :meth:`observe` returns one array per sensor ``key``.
+        scenario, doom_map, seed: override the settings' values.
+        visible: show the game window (default headless).
+        spectator: ``Mode.SPECTATOR`` — a human plays, :meth:`act` only advances.
+        configurers: more objects with ``configure(game)`` (experts switching on
+            objects info, labels, game variables).
+        extra_args: extra engine command-line arguments (``"+sv_cheats 1"``).
+        resolution: a ``vizdoom.ScreenResolution`` name.
+
+    Raises:
+        GolemError: unknown scenario, missing/invalid WAD or map, unknown button,
+            engine error or start timeout — one line.
+    """
+
+    def __init__(
+        self,
+        settings: GolemSettings,
+        sensors: Iterable[Sensor] = (),
+        *,
+        scenario: str | None = None,
+        doom_map: str | None = None,
+        seed: int | None = None,
+        visible: bool = False,
+        spectator: bool = False,
+        configurers: Iterable[Configurer] = (),
+        extra_args: Sequence[str] = (),
+        resolution: str = DEFAULT_RESOLUTION,
+    ) -> None:
+        import vizdoom as vzd
+
+        self.settings = settings
+        self.sensors: tuple[Sensor, ...] = tuple(sensors)
+        self.action_names: tuple[str, ...] = PROFILES[settings.brain.profile]
+        self.scenario: Scenario = resolve_scenario(
+            scenario or settings.game.scenario, doom_map if doom_map is not None else settings.game.doom_map
+        )
+        self.seed = settings.game.seed if seed is None else seed
+        self._closed = False
+        self._guard: EngineGuard | None = None
+
+        keys = [s.key for s in self.sensors]
+        if len(set(keys)) != len(keys):
+            raise GolemError(f"two sensors share a key: {', '.join(keys)}")
+
+        game = vzd.DoomGame()
+        self._game = game
+        if self.scenario.config is not None:
+            if not game.load_config(str(self.scenario.config)):
+                raise GolemError(f"ViZDoom could not load scenario config {self.scenario.config}")
+        if self.scenario.config is None and self.scenario.wad is not None:
+            game.set_doom_scenario_path(str(self.scenario.wad))
+            iwad = iwad_path(None, self.scenario.doom_map)
+            if iwad is not None:
+                game.set_doom_game_path(str(iwad))
+        if self.scenario.doom_map is not None:
+            game.set_doom_map(self.scenario.doom_map)
+        try:
+            buttons = [getattr(vzd.Button, name) for name in self.action_names]
+        except AttributeError as exc:
+            raise GolemError(f"profile {settings.brain.profile!r} names an unknown ViZDoom button: {exc}") from None
+        game.set_available_buttons(buttons)
+        game.set_screen_format(vzd.ScreenFormat.RGB24)
+        try:
+            game.set_screen_resolution(getattr(vzd.ScreenResolution, resolution))
+        except AttributeError:
+            raise GolemError(f"unknown screen resolution {resolution!r} (e.g. RES_160X120)") from None
+        game.set_window_visible(visible)
+        game.set_mode(vzd.Mode.SPECTATOR if spectator else vzd.Mode.PLAYER)
+        game.set_seed(int(self.seed))
+        for part in (*self.sensors, *configurers):
+            part.configure(game)
+        if game.is_audio_buffer_enabled():
+            for arg in AUDIO_SAFE_ARGS:
+                game.add_game_args(arg)
+        for arg in extra_args:
+            game.add_game_args(arg)
+        self._start(settings.game.start_timeout)
+        for sensor in self.sensors:
+            sensor.reset()
+
+    # --- lifecycle -------------------------------------------------------
+
+    def _start(self, timeout: float) -> None:
+        """``game.init()`` within ``timeout`` seconds, tracking the engine pid from the moment it exists."""
+        outcome: dict[str, BaseException | None] = {}
+
+        def run() -> None:
+            try:
+                self._game.init()
+                outcome["error"] = None
+            except BaseException as exc:  # reported to the caller below
+                outcome["error"] = exc
+
+        started = time.monotonic()
+        with _INIT_LOCK:
+            self._guard = EngineGuard()
+            before = engine_children()
+            thread = threading.Thread(target=run, name="vizdoom-init", daemon=True)
+            thread.start()
+            while thread.is_alive() and time.monotonic() - started < timeout:
+                self._guard.track(engine_children() - before)
+                thread.join(0.02)
+            timed_out = thread.is_alive()
+            # The engine process may not exist yet: give it a moment to appear so it is tracked.
+            grace = time.monotonic() + 2.0
+            while timed_out and thread.is_alive() and not self._guard.pids and time.monotonic() < grace:
+                self._guard.track(engine_children() - before)
+                thread.join(0.02)
+            self._guard.track(engine_children() - before)
+        if timed_out:
+            message = (
+                f"ViZDoom engine did not start within {timeout:g}s (scenario {self.scenario.name}); "
+                "raise game.start_timeout or check the scenario"
+            )
+            self._closed = True
+            if thread.is_alive():
+                # Killing the engine while init() runs segfaults the host process in
+                # ViZDoom 1.3, so the engine is frozen now and SIGKILLed by the
+                # watchdog when this process exits.
+                import signal
+
+                self._guard.kill(signal.SIGSTOP)
+                _STUCK_GUARDS.append(self._guard)
+                log.error("engine_start_timeout", scenario=self.scenario.name, timeout_s=timeout, pids=sorted(self._guard.pids))
+                raise GolemError(message + "; the stuck engine is stopped and dies with this process")
+            self._cleanup()
+            raise GolemError(message)
+        error = outcome.get("error")
+        if error is not None:
+            self._cleanup()
+            first = (str(error).strip().splitlines() or [type(error).__name__])[0]
+            raise GolemError(f"ViZDoom engine failed to start (scenario {self.scenario.name}): {first}") from None
+        log.debug(
+            "engine_started",
+            scenario=self.scenario.name,
+            map=self.scenario.doom_map,
+            seconds=round(time.monotonic() - started, 3),
+            pids=sorted(self._guard.pids),
+        )
+
+    def _cleanup(self) -> None:
+        """Close the game and make sure its engine process is gone."""
+        try:
+            self._game.close()
+        except Exception as exc:  # the engine may already be dead
+            log.warning("engine_close_error", error=str(exc))
+        if self._guard is not None:
+            if not self._guard.wait_gone(timeout=2.0):
+                self._guard.kill()
+                self._guard.wait_gone(timeout=2.0)
+            self._guard.release(forget=True)
+
+    def close(self) -> None:
+        """End the game and its engine process; safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        self._cleanup()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        if not getattr(self, "_closed", True):
+            try:
+                self.close()
+            except Exception:
+                pass
+
+    # --- playing ---------------------------------------------------------
+
+    @property
+    def game(self) -> Any:
+        """The underlying ``vizdoom.DoomGame``."""
+        return self._game
+
+    @property
+    def engine_pids(self) -> set[int]:
+        """Pids of this session's engine process(es)."""
+        return set(self._guard.pids) if self._guard is not None else set()
+
+    @property
+    def n_actions(self) -> int:
+        return len(self.action_names)
+
+    def new_episode(self, seed: int | None = None) -> None:
+        """Start a new episode (optionally re-seeding the engine) and reset every sensor's held value."""
+        if seed is not None:
+            self._game.set_seed(int(seed))
+        self._game.new_episode()
+        for sensor in self.sensors:
+            sensor.reset()
+
+    def observe(self) -> dict[str, np.ndarray]:
+        """One stored step per sensor, keyed by sensor ``key`` (e.g. ``frames``: uint8 ``[3, 64, 64]``).
+
+        At the end of an episode (no state) each sensor repeats its last value.
+        """
+        state = self._game.get_state()
+        return {sensor.key: sensor.extract(state) for sensor in self.sensors}
+
+    def act(self, action: Sequence[int], tics: int = 1) -> float:
+        """Hold ``action`` (one 0/1 per :attr:`action_names`) for ``tics`` tics (1 tic = 1/35 s); the reward."""
+        if len(action) != len(self.action_names):
+            raise ValueError(f"action has {len(action)} values, profile has {len(self.action_names)}: {self.action_names}")
+        return float(self._game.make_action([int(a) for a in action], int(tics)))
+
+    def advance(self, tics: int = 1) -> None:
+        """Advance ``tics`` tics without acting (spectator mode: the human acts)."""
+        self._game.advance_action(int(tics))
+
+    @property
+    def last_action(self) -> list[int]:
+        """The buttons pressed on the last tic (in spectator mode: the human's), as 0/1."""
+        return [int(v != 0) for v in self._game.get_last_action()]
+
+    @property
+    def episode_finished(self) -> bool:
+        return bool(self._game.is_episode_finished())
+
+    @property
+    def is_player_dead(self) -> bool:
+        return bool(self._game.is_player_dead())
+
+    @property
+    def total_reward(self) -> float:
+        """The episode's reward so far."""
+        return float(self._game.get_total_reward())

@@ -1,0 +1,34 @@
+"""The trajectory store: episodes of demonstrations in LMDB, read zero-copy from the memory map.
+
+>>> with TrajectoryStore.create("demos") as store:          # doctest: +SKIP
+...     eid = store.write_episode(meta, {"actions": a, "frames": f})
+>>> with TrajectoryStore.open("demos") as store:            # doctest: +SKIP
+...     with store.reader() as r:
+...         r.read_into(batch_frames[b], eid, "frames", start)
+"""
+
+from golem.store.lmdb_store import DEFAULT_CHUNK_STEPS, MAP_SIZE, StoreReader, StoreStats, TrajectoryStore
+from golem.store.schema import (
+    SCHEMA_VERSION,
+    SENSOR_KEYS,
+    SOURCES,
+    ArraySpec,
+    EpisodeInfo,
+    EpisodeMeta,
+)
+from golem.store.verify import VerifyReport
+
+__all__ = [
+    "DEFAULT_CHUNK_STEPS",
+    "MAP_SIZE",
+    "SCHEMA_VERSION",
+    "SENSOR_KEYS",
+    "SOURCES",
+    "ArraySpec",
+    "EpisodeInfo",
+    "EpisodeMeta",
+    "StoreReader",
+    "StoreStats",
+    "TrajectoryStore",
+    "VerifyReport",
+]

@@ -1,0 +1,439 @@
+"""The LMDB trajectory store: one environment directory per dataset, episodes as the unit.
+
+Layout (three named databases in one LMDB environment):
+
+* ``meta``     — ``schema_version``, ``chunk_steps``, ``next_id``, ``created`` (ASCII / JSON).
+* ``episodes`` — key ``id`` (8-byte big-endian) → JSON of :class:`EpisodeInfo`.
+* ``chunks``   — key ``id`` (8 B BE) + array name + ``\\0`` + chunk index (4 B BE) →
+  raw C-order bytes of ``chunk_steps`` contiguous steps (the last chunk may be short).
+
+An episode is written in one write transaction, so readers see it whole or not
+at all, and a killed writer loses at most the episode in progress. Readers open
+the environment read-only with LMDB's lock file, so many of them run alongside
+one writer; they read chunk buffers straight from the memory map.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import sys
+import zlib
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import lmdb
+import numpy as np
+import structlog
+
+from golem.errors import GolemError
+from golem.store.schema import SCHEMA_VERSION, ArraySpec, EpisodeInfo, EpisodeMeta, normalise_arrays, utc_now
+
+log = structlog.get_logger(__name__)
+
+#: Virtual size of the memory map. Sparse: disk use follows the data, not this number.
+MAP_SIZE = (1 << 40) if sys.maxsize > 2**32 else (1 << 30)
+DEFAULT_CHUNK_STEPS = 64
+
+_META = b"meta"
+_EPISODES = b"episodes"
+_CHUNKS = b"chunks"
+_ID = struct.Struct(">Q")
+_CI = struct.Struct(">I")
+
+
+def episode_key(episode_id: int) -> bytes:
+    """The 8-byte big-endian key of an episode (sorts by id)."""
+    return _ID.pack(episode_id)
+
+
+def chunk_key(episode_id: int, name: str, index: int) -> bytes:
+    """Key of chunk ``index`` of array ``name`` of an episode."""
+    return _ID.pack(episode_id) + name.encode() + b"\x00" + _CI.pack(index)
+
+
+def parse_chunk_key(key: bytes) -> tuple[int, str, int]:
+    """Inverse of :func:`chunk_key`: ``(episode_id, name, index)``."""
+    return _ID.unpack_from(key)[0], bytes(key[8:-5]).decode(errors="replace"), _CI.unpack_from(key, len(key) - 4)[0]
+
+
+@dataclass(frozen=True)
+class StoreStats:
+    """Totals of a store: ``bytes`` is array data, ``file_bytes`` the size of ``data.mdb`` on disk."""
+
+    path: str
+    schema_version: int
+    chunk_steps: int
+    episodes: int
+    steps: int
+    bytes: int
+    file_bytes: int
+    by_source: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+class StoreReader:
+    """Reads inside one LMDB read transaction (``store.reader()``); arrays from :meth:`view` die with it."""
+
+    def __init__(self, store: TrajectoryStore, txn: lmdb.Transaction) -> None:
+        self._store = store
+        self._txn = txn
+
+    def info(self, episode: int | EpisodeInfo) -> EpisodeInfo:
+        """The :class:`EpisodeInfo` of an episode id (as visible to this transaction)."""
+        if isinstance(episode, EpisodeInfo):
+            return episode
+        return self._store._info(self._txn, int(episode))
+
+    def _spec(self, info: EpisodeInfo, key: str) -> ArraySpec:
+        spec = info.arrays.get(key)
+        if spec is None:
+            raise GolemError(f"episode {info.id} has no {key!r} array (it has {', '.join(info.arrays)})")
+        return spec
+
+    def _chunk(self, info: EpisodeInfo, key: str, index: int) -> memoryview:
+        buf = self._txn.get(chunk_key(info.id, key, index), db=self._store._chunks)
+        if buf is None:
+            raise GolemError(f"episode {info.id} is missing chunk {index} of {key!r}; run `golem data verify`")
+        return buf
+
+    def view(self, episode: int | EpisodeInfo, key: str, start: int, stop: int) -> np.ndarray:
+        """Steps ``[start, stop)`` of array ``key``: ``[stop - start, *step_shape]`` in its stored dtype.
+
+        Zero-copy (a read-only view of the memory map) when the window lies in
+        one chunk, else a fresh copy. A view is valid only while this reader's
+        transaction is open — copy what must outlive it.
+        """
+        info = self.info(episode)
+        spec = self._spec(info, key)
+        self._check_window(info, key, start, stop)
+        cs = info.chunk_steps
+        if start // cs == (stop - 1) // cs:
+            index = start // cs
+            return self._frombuffer(self._chunk(info, key, index), spec, start - index * cs, stop - start)
+        out = np.empty((stop - start, *spec.step_shape), dtype=spec.dtype)
+        self.read_into(out, info, key, start)
+        return out
+
+    def read_into(self, out: np.ndarray, episode: int | EpisodeInfo, key: str, start: int) -> np.ndarray:
+        """Copy steps ``[start, start + len(out))`` of ``key`` into ``out`` (``[L, *step_shape]``, stored dtype).
+
+        ``out`` may be a row of a caller's batch array (``batch[b]``); each
+        overlapping chunk is copied once, straight from the memory map.
+        Returns ``out``.
+        """
+        info = self.info(episode)
+        spec = self._spec(info, key)
+        stop = start + out.shape[0]
+        self._check_window(info, key, start, stop)
+        if out.dtype != np.dtype(spec.dtype) or tuple(out.shape[1:]) != spec.step_shape:
+            raise GolemError(
+                f"output for {key!r} must be [L, {', '.join(map(str, spec.step_shape))}] {spec.dtype}, "
+                f"got {list(out.shape)} {out.dtype}"
+            )
+        cs = info.chunk_steps
+        s = start
+        while s < stop:
+            index = s // cs
+            first = index * cs
+            e = min(stop, first + cs)
+            out[s - start : e - start] = self._frombuffer(self._chunk(info, key, index), spec, s - first, e - s)
+            s = e
+        return out
+
+    @staticmethod
+    def _frombuffer(buf: memoryview, spec: ArraySpec, offset_steps: int, steps: int) -> np.ndarray:
+        items = int(np.prod(spec.step_shape, dtype=np.int64))
+        dtype = np.dtype(spec.dtype)
+        if (offset_steps + steps) * spec.step_bytes > len(buf):
+            raise GolemError("a chunk is shorter than its episode says; run `golem data verify`")
+        flat = np.frombuffer(buf, dtype=dtype, count=steps * items, offset=offset_steps * spec.step_bytes)
+        return flat.reshape(steps, *spec.step_shape)
+
+    @staticmethod
+    def _check_window(info: EpisodeInfo, key: str, start: int, stop: int) -> None:
+        if not 0 <= start < stop <= info.length:
+            raise GolemError(f"window [{start}, {stop}) of {key!r} is outside episode {info.id} (0..{info.length})")
+
+
+class TrajectoryStore:
+    """An LMDB trajectory store. Create with :meth:`create`, open with :meth:`open`; use as a context manager."""
+
+    def __init__(self, path: Path, env: lmdb.Environment, readonly: bool) -> None:
+        self.path = path
+        self.readonly = readonly
+        self._env = env
+        self._meta = env.open_db(_META, create=not readonly)
+        self._episodes = env.open_db(_EPISODES, create=not readonly)
+        self._chunks = env.open_db(_CHUNKS, create=not readonly)
+        self._cache: dict[int, EpisodeInfo] = {}
+        with env.begin() as txn:
+            self.schema_version = int(txn.get(b"schema_version", db=self._meta))
+            self.chunk_steps = int(txn.get(b"chunk_steps", db=self._meta))
+
+    # --- opening ---------------------------------------------------------
+
+    @staticmethod
+    def exists(path: str | Path) -> bool:
+        """Whether ``path`` holds an LMDB environment (``data.mdb``)."""
+        return (Path(path) / "data.mdb").is_file()
+
+    @classmethod
+    def create(cls, path: str | Path, chunk_steps: int = DEFAULT_CHUNK_STEPS) -> TrajectoryStore:
+        """Create an empty store at directory ``path`` with chunks of ``chunk_steps`` steps; open for writing."""
+        path = Path(path)
+        if not 1 <= chunk_steps <= 1 << 20:
+            raise GolemError(f"chunk_steps must be between 1 and {1 << 20}, got {chunk_steps}")
+        if cls.exists(path):
+            raise GolemError(f"a trajectory store already exists at {path}")
+        if path.exists() and not path.is_dir():
+            raise GolemError(f"{path} exists and is not a directory")
+        path.mkdir(parents=True, exist_ok=True)
+        env = cls._open_env(path, readonly=False)
+        with env.begin(write=True) as txn:
+            meta = env.open_db(_META, txn=txn)
+            env.open_db(_EPISODES, txn=txn)
+            env.open_db(_CHUNKS, txn=txn)
+            txn.put(b"schema_version", str(SCHEMA_VERSION).encode(), db=meta)
+            txn.put(b"chunk_steps", str(chunk_steps).encode(), db=meta)
+            txn.put(b"next_id", b"0", db=meta)
+            txn.put(b"created", utc_now().encode(), db=meta)
+        log.info("store.created", path=str(path), chunk_steps=chunk_steps, schema_version=SCHEMA_VERSION)
+        return cls(path, env, readonly=False)
+
+    @classmethod
+    def open(cls, path: str | Path, readonly: bool = True) -> TrajectoryStore:
+        """Open an existing store; read-only (the default) lets many readers run beside one writer.
+
+        Raises:
+            GolemError: no store at ``path``, not a Golem store, or a schema newer
+                than this code (checked read-only first, so nothing is changed).
+        """
+        path = Path(path)
+        if not cls.exists(path):
+            raise GolemError(f"no trajectory store at {path}")
+        env = cls._open_env(path, readonly=True)
+        try:
+            version = cls._schema_of(env, path)
+        except BaseException:
+            env.close()
+            raise
+        if version > SCHEMA_VERSION:
+            env.close()
+            raise GolemError(
+                f"store schema v{version} is newer than this Golem (v{SCHEMA_VERSION}); upgrade golem-core"
+            )
+        if not readonly:
+            env.close()
+            env = cls._open_env(path, readonly=False)
+        return cls(path, env, readonly=readonly)
+
+    @classmethod
+    def open_or_create(cls, path: str | Path, chunk_steps: int = DEFAULT_CHUNK_STEPS) -> TrajectoryStore:
+        """Open ``path`` for writing, creating the store first when there is none."""
+        return cls.open(path, readonly=False) if cls.exists(path) else cls.create(path, chunk_steps)
+
+    @staticmethod
+    def _open_env(path: Path, readonly: bool) -> lmdb.Environment:
+        try:
+            return lmdb.open(
+                str(path), map_size=MAP_SIZE, max_dbs=4, subdir=True, readonly=readonly, lock=True, create=not readonly
+            )
+        except lmdb.Error as exc:
+            raise GolemError(f"cannot open trajectory store {path}: {exc}") from None
+
+    @staticmethod
+    def _schema_of(env: lmdb.Environment, path: Path) -> int:
+        try:
+            meta = env.open_db(_META, create=False)
+        except lmdb.Error:
+            raise GolemError(f"{path} is an LMDB environment but not a Golem trajectory store") from None
+        with env.begin() as txn:
+            raw = txn.get(b"schema_version", db=meta)
+        if raw is None:
+            raise GolemError(f"{path} is an LMDB environment but not a Golem trajectory store")
+        try:
+            return int(raw)
+        except ValueError:
+            raise GolemError(f"{path}: unreadable schema version {bytes(raw)!r}") from None
+
+    def close(self) -> None:
+        """Close the environment (idempotent)."""
+        self._env.close()
+
+    def __enter__(self) -> TrajectoryStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"TrajectoryStore({str(self.path)!r}, readonly={self.readonly})"
+
+    # --- writing ---------------------------------------------------------
+
+    def write_episode(self, meta: EpisodeMeta, arrays: Mapping[str, np.ndarray]) -> int:
+        """Validate and append one episode in a single write transaction; returns its id.
+
+        Args:
+            meta: episode metadata; ``length`` and ``total_return`` are set here
+                from the arrays (``T`` and ``rewards.sum()``).
+            arrays: name → ``[T, *step_shape]``: ``actions`` uint8 ``[T, A]`` (0/1),
+                optional ``rewards`` float32 ``[T]`` (zeros if absent), sensor
+                arrays (``frames`` uint8 ``[T, 3, H, W]``, ``depths``/``thermals``
+                uint8 ``[T, 1, H, W]``, ``audios`` float16 ``[T, 2, N]``) and any
+                other numeric array.
+
+        Raises:
+            GolemError: bad input (nothing written) or a read-only store.
+        """
+        self._require_writable()
+        arrays = normalise_arrays(meta, arrays)
+        T = int(arrays["actions"].shape[0])
+        meta.length = T
+        meta.total_return = float(arrays["rewards"].sum(dtype=np.float64))
+        cs = self.chunk_steps
+        n_chunks = -(-T // cs)
+        specs = {name: ArraySpec(dtype=arr.dtype.name, step_shape=tuple(arr.shape[1:])) for name, arr in arrays.items()}
+        try:
+            with self._env.begin(write=True) as txn:
+                episode_id = int(txn.get(b"next_id", db=self._meta))
+                checksums: dict[str, list[int]] = {}
+                for name, arr in arrays.items():
+                    sums = checksums[name] = []
+                    for index in range(n_chunks):
+                        raw = arr[index * cs : (index + 1) * cs].tobytes()
+                        sums.append(zlib.crc32(raw))
+                        txn.put(chunk_key(episode_id, name, index), raw, db=self._chunks)
+                info = EpisodeInfo(id=episode_id, meta=meta, arrays=specs, chunk_steps=cs, checksums=checksums)
+                txn.put(episode_key(episode_id), json.dumps(info.to_dict()).encode(), db=self._episodes)
+                txn.put(b"next_id", str(episode_id + 1).encode(), db=self._meta)
+        except lmdb.Error as exc:
+            raise GolemError(f"could not write episode to {self.path}: {exc}") from None
+        log.info("store.episode_written", path=str(self.path), episode=episode_id, steps=T, source=meta.source)
+        return episode_id
+
+    def delete(self, episode_ids: Iterable[int]) -> list[int]:
+        """Delete episodes (records and chunks) in one transaction; returns the ids deleted.
+
+        Raises:
+            GolemError: an id is not in the store (nothing deleted).
+        """
+        self._require_writable()
+        ids = sorted({int(i) for i in episode_ids})
+        with self._env.begin(write=True) as txn:
+            missing = [i for i in ids if txn.get(episode_key(i), db=self._episodes) is None]
+            if missing:
+                raise GolemError(f"no episode {', '.join(map(str, missing))} in {self.path}")
+            cursor = txn.cursor(db=self._chunks)
+            for i in ids:
+                txn.delete(episode_key(i), db=self._episodes)
+                prefix = episode_key(i)
+                if cursor.set_range(prefix):
+                    while cursor.key()[:8] == prefix:
+                        if not cursor.delete():
+                            break
+        for i in ids:
+            self._cache.pop(i, None)
+        log.info("store.episodes_deleted", path=str(self.path), episodes=ids)
+        return ids
+
+    def _require_writable(self) -> None:
+        if self.readonly:
+            raise GolemError(f"trajectory store {self.path} is open read-only")
+
+    # --- reading ---------------------------------------------------------
+
+    @contextmanager
+    def reader(self) -> Iterator[StoreReader]:
+        """A read transaction over a consistent snapshot; zero-copy views are valid inside the ``with``."""
+        with self._env.begin(buffers=True) as txn:
+            yield StoreReader(self, txn)
+
+    def read_into(self, out: np.ndarray, episode: int | EpisodeInfo, key: str, start: int) -> np.ndarray:
+        """Copy steps ``[start, start + len(out))`` of ``key`` into ``out``; see :meth:`StoreReader.read_into`."""
+        with self.reader() as r:
+            return r.read_into(out, episode, key, start)
+
+    def read(self, episode: int | EpisodeInfo, key: str, start: int = 0, stop: int | None = None) -> np.ndarray:
+        """A copy of steps ``[start, stop)`` of ``key`` (default: the whole array), ``[stop - start, *step_shape]``."""
+        with self.reader() as r:
+            info = r.info(episode)
+            spec = r._spec(info, key)
+            stop = info.length if stop is None else stop
+            out = np.empty((max(stop - start, 0), *spec.step_shape), dtype=spec.dtype)
+            return r.read_into(out, info, key, start)
+
+    def read_episode(self, episode: int | EpisodeInfo) -> dict[str, np.ndarray]:
+        """Every array of one episode as copies (name → ``[T, *step_shape]``)."""
+        info = self.get(episode) if not isinstance(episode, EpisodeInfo) else episode
+        return {key: self.read(info, key) for key in info.arrays}
+
+    def get(self, episode_id: int) -> EpisodeInfo:
+        """The :class:`EpisodeInfo` of ``episode_id``. Raises GolemError when there is none."""
+        with self._env.begin() as txn:
+            return self._info(txn, int(episode_id))
+
+    def _info(self, txn: lmdb.Transaction, episode_id: int) -> EpisodeInfo:
+        info = self._cache.get(episode_id)
+        if info is not None:
+            return info
+        raw = txn.get(episode_key(episode_id), db=self._episodes)
+        if raw is None:
+            raise GolemError(f"no episode {episode_id} in {self.path}")
+        info = EpisodeInfo.from_dict(json.loads(bytes(raw)))
+        self._cache[episode_id] = info
+        return info
+
+    def episodes(
+        self, source: str | None = None, scenario: str | None = None, tags: Iterable[str] | None = None
+    ) -> list[EpisodeInfo]:
+        """Episodes in id order, filtered by source, scenario and tags (an episode must carry all of them)."""
+        wanted = set(tags or ())
+        out: list[EpisodeInfo] = []
+        with self._env.begin() as txn:
+            for key, raw in txn.cursor(db=self._episodes):
+                episode_id = _ID.unpack_from(key)[0]
+                info = self._cache.get(episode_id) or EpisodeInfo.from_dict(json.loads(bytes(raw)))
+                self._cache[episode_id] = info
+                if source is not None and info.meta.source != source:
+                    continue
+                if scenario is not None and info.meta.scenario != scenario:
+                    continue
+                if wanted and not wanted.issubset(info.meta.tags):
+                    continue
+                out.append(info)
+        return out
+
+    def __len__(self) -> int:
+        with self._env.begin() as txn:
+            return int(txn.stat(self._episodes)["entries"])
+
+    def stats(self) -> StoreStats:
+        """Episode count, steps, array bytes, file size, episodes per source."""
+        infos = self.episodes()
+        by_source: dict[str, int] = {}
+        for info in infos:
+            by_source[info.meta.source] = by_source.get(info.meta.source, 0) + 1
+        data = self.path / "data.mdb"
+        return StoreStats(
+            path=str(self.path),
+            schema_version=self.schema_version,
+            chunk_steps=self.chunk_steps,
+            episodes=len(infos),
+            steps=sum(i.length for i in infos),
+            bytes=sum(i.nbytes for i in infos),
+            file_bytes=data.stat().st_size if data.exists() else 0,
+            by_source=by_source,
+        )
+
+    def verify(self, checksums: bool = True) -> Any:
+        """Check every episode's chunks; see :func:`golem.store.verify.verify_store`. Returns a VerifyReport."""
+        from golem.store.verify import verify_store
+
+        return verify_store(self, checksums=checksums)

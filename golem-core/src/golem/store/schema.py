@@ -1,0 +1,223 @@
+"""What an episode is: its metadata, the arrays it holds and their accepted dtypes.
+
+Metadata is stored as JSON (never pickle). Array specs record the dtype and the
+shape of *one step*; the step axis ``T`` is the episode length.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from golem.errors import GolemError
+
+#: Layout version written at creation; a store newer than this is refused.
+SCHEMA_VERSION = 1
+
+SOURCES: tuple[str, ...] = ("human", "expert", "recovery", "agent")
+Source = Literal["human", "expert", "recovery", "agent"]
+
+#: Sensor name → its array name in the store and in ``.npz`` files.
+SENSOR_KEYS: dict[str, str] = {"visual": "frames", "depth": "depths", "thermal": "thermals", "audio": "audios"}
+
+#: Known arrays: required dtype and the fixed parts of one step's shape (``None`` = any size).
+KNOWN_ARRAYS: dict[str, tuple[np.dtype[Any], tuple[int | None, ...]]] = {
+    "actions": (np.dtype(np.uint8), (None,)),
+    "rewards": (np.dtype(np.float32), ()),
+    "frames": (np.dtype(np.uint8), (3, None, None)),
+    "depths": (np.dtype(np.uint8), (1, None, None)),
+    "thermals": (np.dtype(np.uint8), (1, None, None)),
+    "audios": (np.dtype(np.float16), (2, None)),
+}
+
+
+def utc_now() -> str:
+    """The current time as ISO-8601 UTC, seconds precision (``2026-01-01T12:00:00+00:00``)."""
+    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+
+
+@dataclass
+class EpisodeMeta:
+    """Who recorded an episode, where and how.
+
+    ``length`` (steps) and ``total_return`` (sum of rewards) are filled in by
+    :meth:`golem.store.TrajectoryStore.write_episode` from the arrays.
+    """
+
+    profile: str
+    action_names: list[str]
+    scenario: str
+    source: Source = "human"
+    sensors: list[str] = field(default_factory=lambda: ["visual"])
+    map: str | None = None
+    seed: int | None = None
+    length: int = 0
+    total_return: float = 0.0
+    created: str = field(default_factory=utc_now)
+    tags: list[str] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.source not in SOURCES:
+            raise GolemError(f"episode source {self.source!r} is not one of {', '.join(SOURCES)}")
+        if not self.action_names:
+            raise GolemError("episode metadata needs at least one action name")
+        self.action_names = [str(a) for a in self.action_names]
+        self.sensors = [str(s) for s in self.sensors]
+        self.tags = [str(t) for t in self.tags]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> EpisodeMeta:
+        """Inverse of :meth:`to_dict`; unknown keys go to ``extra`` so newer minor fields survive."""
+        known = set(cls.__dataclass_fields__)
+        kwargs = {k: v for k, v in data.items() if k in known}
+        unknown = {k: v for k, v in data.items() if k not in known}
+        meta = cls(**kwargs)
+        if unknown:
+            meta.extra = {**unknown, **meta.extra}
+        return meta
+
+
+@dataclass(frozen=True)
+class ArraySpec:
+    """One stored array: ``dtype`` (numpy name) and ``step_shape`` (shape of one step, without T)."""
+
+    dtype: str
+    step_shape: tuple[int, ...]
+
+    @property
+    def step_bytes(self) -> int:
+        """Bytes of one step."""
+        return int(np.dtype(self.dtype).itemsize * int(np.prod(self.step_shape, dtype=np.int64)))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"dtype": self.dtype, "step_shape": list(self.step_shape)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ArraySpec:
+        return cls(dtype=str(data["dtype"]), step_shape=tuple(int(x) for x in data["step_shape"]))
+
+
+@dataclass(frozen=True)
+class EpisodeInfo:
+    """A stored episode as listed: its id, metadata, array specs and chunking."""
+
+    id: int
+    meta: EpisodeMeta
+    arrays: dict[str, ArraySpec]
+    chunk_steps: int
+    checksums: dict[str, list[int]] = field(default_factory=dict, repr=False)
+
+    @property
+    def length(self) -> int:
+        """Steps in the episode (T)."""
+        return self.meta.length
+
+    @property
+    def n_chunks(self) -> int:
+        """Chunks per array: ``ceil(T / chunk_steps)``."""
+        return -(-self.meta.length // self.chunk_steps)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of all arrays together."""
+        return self.meta.length * sum(spec.step_bytes for spec in self.arrays.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "meta": self.meta.to_dict(),
+            "arrays": {k: v.to_dict() for k, v in self.arrays.items()},
+            "chunk_steps": self.chunk_steps,
+            "checksums": self.checksums,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> EpisodeInfo:
+        return cls(
+            id=int(data["id"]),
+            meta=EpisodeMeta.from_dict(data["meta"]),
+            arrays={k: ArraySpec.from_dict(v) for k, v in data["arrays"].items()},
+            chunk_steps=int(data["chunk_steps"]),
+            checksums={k: [int(c) for c in v] for k, v in data.get("checksums", {}).items()},
+        )
+
+
+def normalise_arrays(meta: EpisodeMeta, arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Check an episode's arrays and return them C-contiguous in their stored dtypes.
+
+    Rules: every array has the same length ``T >= 1`` on axis 0; ``actions``
+    ``[T, A]`` with ``A == len(meta.action_names)`` and values 0/1 (bool, int or
+    float 0/1 are cast to uint8); ``rewards`` ``[T]`` (cast to float32; zeros
+    when absent); known sensor arrays have their dtype (float audio is cast to
+    float16) and channel count; every sensor in ``meta.sensors`` with a known
+    key has its array. Any other key is stored as given (numeric dtypes only).
+
+    Raises:
+        GolemError: one line naming the first problem.
+    """
+    if "actions" not in arrays:
+        raise GolemError("episode has no 'actions' array")
+    out: dict[str, np.ndarray] = {}
+    lengths: dict[str, int] = {}
+    for name, raw in arrays.items():
+        if not isinstance(name, str) or not name or "\x00" in name or len(name.encode()) > 200:
+            raise GolemError(f"array name {name!r} is not allowed")
+        arr = np.asarray(raw)
+        if arr.ndim == 0:
+            raise GolemError(f"array {name!r} is a scalar; arrays need a step axis [T, ...]")
+        if arr.dtype.kind not in "biuf":
+            raise GolemError(f"array {name!r} has dtype {arr.dtype}; only bool, integer and float arrays are stored")
+        lengths[name] = arr.shape[0]
+        out[name] = _cast(name, arr, meta)
+    if len(set(lengths.values())) != 1:
+        detail = ", ".join(f"{k}={v}" for k, v in lengths.items())
+        raise GolemError(f"arrays have different lengths: {detail}")
+    T = next(iter(lengths.values()))
+    if T < 1:
+        raise GolemError("episode is empty (0 steps)")
+    if "rewards" not in out:
+        out["rewards"] = np.zeros(T, dtype=np.float32)
+    for sensor in meta.sensors:
+        key = SENSOR_KEYS.get(sensor)
+        if key is not None and key not in out:
+            raise GolemError(f"episode lists sensor {sensor!r} but has no {key!r} array")
+    return {k: np.ascontiguousarray(v) for k, v in out.items()}
+
+
+def _cast(name: str, arr: np.ndarray, meta: EpisodeMeta) -> np.ndarray:
+    if name == "actions":
+        if arr.ndim != 2:
+            raise GolemError(f"'actions' must be [T, A], got shape {list(arr.shape)}")
+        if arr.shape[1] != len(meta.action_names):
+            raise GolemError(
+                f"'actions' has {arr.shape[1]} columns but profile {meta.profile!r} has "
+                f"{len(meta.action_names)} actions"
+            )
+        if arr.size and not np.isin(arr, (0, 1)).all():
+            raise GolemError("'actions' must hold 0/1 button states")
+        return arr.astype(np.uint8, copy=False)
+    if name == "rewards":
+        if arr.ndim != 1:
+            raise GolemError(f"'rewards' must be [T], got shape {list(arr.shape)}")
+        return arr.astype(np.float32, copy=False)
+    known = KNOWN_ARRAYS.get(name)
+    if known is None:
+        return arr
+    dtype, step = known
+    if arr.ndim != 1 + len(step) or any(w is not None and w != s for w, s in zip(step, arr.shape[1:])):
+        want = ["T", *("*" if w is None else str(w) for w in step)]
+        raise GolemError(f"{name!r} must be [{', '.join(want)}], got shape {list(arr.shape)}")
+    if arr.dtype == dtype:
+        return arr
+    if dtype == np.float16 and arr.dtype.kind == "f":
+        return arr.astype(np.float16)
+    raise GolemError(f"{name!r} must be {dtype}, got {arr.dtype}")

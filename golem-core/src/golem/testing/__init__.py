@@ -1,0 +1,33 @@
+"""Contract helpers for plugin authors: call them from your plugin's own tests.
+
+    from golem.testing import assert_loss_contract, assert_plugin_registers
+
+    def test_my_loss():
+        comp = assert_plugin_registers(my_plugin, "losses", "my_loss")
+        assert_loss_contract(comp.obj)
+
+Helpers are imported lazily so that using one does not import torch or
+ViZDoom unless it needs them.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+_HELPERS = {
+    "assert_plugin_registers": "golem.testing.plugins",
+    "load_with": "golem.testing.plugins",
+    "assert_sensor_contract": "golem.testing.sensors",
+    "assert_loss_contract": "golem.testing.losses",
+    "assert_expert_contract": "golem.testing.experts",
+    "assert_model_contract": "golem.testing.models",
+}
+
+__all__ = sorted(_HELPERS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HELPERS:
+        return getattr(import_module(_HELPERS[name]), name)
+    raise AttributeError(f"module 'golem.testing' has no attribute {name!r}")

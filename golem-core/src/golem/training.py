@@ -1,0 +1,541 @@
+"""Behavioural cloning with stateful truncated BPTT, read top to bottom.
+
+:func:`train` is the whole job:
+
+1. select episodes from the store (``--module`` = scenario or tag, recovery on request);
+2. build the model spec from settings (sensor instances from the registry) and
+   check the data's action names and sensors against it (one-line GolemError);
+3. split validation by whole episodes;
+4. build model, loss and sampler from the registry by name; Adam(lr);
+5. per epoch: stateful training (``hx`` carried across batches, detached,
+   rows starting an episode zeroed *before* the forward pass), then
+   validation as contiguous streams with carried state;
+6. save a self-describing checkpoint: a timestamped archive plus the active model.
+
+Ctrl-C during training saves the current weights the same way and returns a
+result with ``interrupted=True`` (the CLI exits 130).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import structlog
+import torch
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from torch import nn
+
+from golem.checkpoints import restore, save_checkpoint
+from golem.dataset import SequenceDataset
+from golem.errors import GolemError
+from golem.modelspec import ModelSpec
+from golem.registry import Registry
+from golem.selection import check_selected
+from golem.settings import GolemSettings
+from golem.store import TrajectoryStore
+
+log = structlog.get_logger("golem.training")
+
+ACTIVE = "active.safetensors"
+ARCHIVE = "archive"
+
+
+# --- plan and results --------------------------------------------------------
+
+
+@dataclass
+class TrainPlan:
+    """What to train on, beyond the settings.
+
+    Attributes:
+        module: keep episodes whose scenario is this or whose tags contain it (``None``: all).
+        include_recovery: also train on recovery episodes (``training.recovery_ratio`` of the streams).
+        resume: fine-tune the active model of the profile instead of starting from scratch.
+        store: the trajectory store directory (default ``settings.store_path()``).
+    """
+
+    module: str | None = None
+    include_recovery: bool = False
+    resume: bool = False
+    store: Path | None = None
+
+
+@dataclass
+class ActionScore:
+    """Validation scores of one action at the activation threshold (``None`` where undefined: 0/0)."""
+
+    precision: float | None
+    recall: float | None
+    f1: float | None
+    support: int  # steps where the action is pressed in the validation data
+    predicted: int  # steps where the model presses it
+
+
+@dataclass
+class Validation:
+    """Validation metrics over every validation window once, run as streams with carried state.
+
+    Attributes:
+        loss: mean loss per element (as the training loss).
+        exact_match: share of steps whose every action is right.
+        actions: per action name, :class:`ActionScore`.
+        steps: validation steps scored.
+    """
+
+    loss: float
+    exact_match: float
+    actions: dict[str, ActionScore]
+    steps: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "loss": self.loss,
+            "exact_match": self.exact_match,
+            "steps": self.steps,
+            "actions": {name: asdict(score) for name, score in self.actions.items()},
+        }
+
+
+@dataclass
+class EpochRecord:
+    """One epoch: training loss (mean over batches), its throughput, and validation (if any)."""
+
+    epoch: int
+    train_loss: float
+    batches: int
+    frames_per_s: float
+    seconds: float
+    validation: Validation | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "epoch": self.epoch,
+            "train_loss": self.train_loss,
+            "batches": self.batches,
+            "frames_per_s": self.frames_per_s,
+            "seconds": self.seconds,
+            "validation": self.validation.to_dict() if self.validation else None,
+        }
+
+
+@dataclass
+class TrainResult:
+    """What :func:`train` did and where the model went."""
+
+    active: Path
+    archive: Path
+    device: str
+    history: list[dict[str, Any]]
+    validation: Validation | None
+    data: dict[str, Any]
+    interrupted: bool = False
+    seconds: float = 0.0
+    model: nn.Module | None = field(default=None, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "active": str(self.active),
+            "archive": str(self.archive),
+            "device": self.device,
+            "interrupted": self.interrupted,
+            "seconds": self.seconds,
+            "history": self.history,
+            "validation": self.validation.to_dict() if self.validation else None,
+            "data": {k: v for k, v in self.data.items() if k != "episodes"},
+        }
+
+
+# --- device ------------------------------------------------------------------
+
+
+def select_device(name: str = "auto") -> torch.device:
+    """``auto``: CUDA, then Apple MPS, then CPU; otherwise the named device, which must be available."""
+    mps = getattr(torch.backends, "mps", None)
+    mps_ok = bool(mps is not None and mps.is_available())
+    if name == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        return torch.device("mps" if mps_ok else "cpu")
+    if name == "cuda" and not torch.cuda.is_available():
+        raise GolemError("training.device=cuda but no CUDA device is available; use --device auto or cpu")
+    if name == "mps" and not mps_ok:
+        raise GolemError("training.device=mps but Apple MPS is not available; use --device auto or cpu")
+    return torch.device(name)
+
+
+# --- one step ----------------------------------------------------------------
+
+
+def to_device(inputs: Mapping[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
+    """Move every input tensor to ``device`` (non-blocking where the copy allows it)."""
+    return {name: x.to(device, non_blocking=True) for name, x in inputs.items()}
+
+
+def train_step(
+    model: nn.Module,
+    loss_fn: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    inputs: Mapping[str, torch.Tensor],
+    targets: torch.Tensor,
+    is_first: torch.Tensor,
+    hx: torch.Tensor,
+) -> tuple[float, torch.Tensor]:
+    """One step of stateful truncated BPTT on a batch already on the model's device.
+
+    Args:
+        inputs: sensor name → ``[B, L, *shape]`` float.
+        targets: ``[B, L, A]`` 0./1.
+        is_first: bool ``[B]``; rows whose window starts an episode.
+        hx: ``[B, S]`` state carried from the previous batch (detached).
+
+    Returns:
+        ``(loss, hx)``: the scalar loss and the new state ``[B, S]``, detached.
+
+    Rows starting an episode are zeroed **before** the forward pass, so no
+    state leaks from one episode into the next.
+    """
+    hx = model.reset_rows(hx, is_first)
+    logits, hx = model(inputs, hx)
+    loss = loss_fn(logits, targets)
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    optimizer.step()
+    return float(loss.detach()), hx.detach()
+
+
+# --- validation --------------------------------------------------------------
+
+
+def stream_batches(dataset: SequenceDataset, batch_size: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Every window of ``dataset`` exactly once, as ``B`` contiguous streams.
+
+    Row ``b`` walks whole episodes (mirrored twins are their own streams) in
+    window order and takes the next one when its stream ends; once nothing is
+    left, rows that ran out are padded (inactive) until every row is done.
+
+    Yields:
+        ``(indices[B], active[B])``: window indices into ``dataset.pointers``
+        and which rows are real (padding repeats a valid index).
+    """
+    p = dataset.pointers
+    if len(p) == 0:
+        return
+    order = np.lexsort((p["start"], p["mirrored"], p["episode"]))
+    key = p["episode"][order] * 2 + p["mirrored"][order]
+    cuts = np.flatnonzero(key[1:] != key[:-1]) + 1
+    pool = [s.tolist() for s in np.split(order, cuts)][::-1]
+    B = max(1, min(batch_size, len(pool)))
+    streams: list[list[int]] = [[] for _ in range(B)]
+    pos = [0] * B
+    pad = int(order[0])
+    while True:
+        indices = np.full(B, pad, dtype=np.int64)
+        active = np.zeros(B, dtype=bool)
+        for b in range(B):
+            if pos[b] >= len(streams[b]) and pool:
+                streams[b], pos[b] = pool.pop(), 0
+            if pos[b] < len(streams[b]):
+                indices[b], active[b] = streams[b][pos[b]], True
+                pos[b] += 1
+        if not active.any():
+            return
+        yield indices, active
+
+
+@torch.no_grad()
+def validate(
+    model: nn.Module,
+    loss_fn: nn.Module,
+    dataset: SequenceDataset,
+    device: torch.device,
+    batch_size: int,
+    activation: float = 0.5,
+) -> Validation:
+    """Loss, exact-match accuracy and per-action precision/recall/F1 over ``dataset``.
+
+    Windows run as contiguous streams (:func:`stream_batches`) with ``hx``
+    carried and zeroed where an episode starts, as the agent lives. An action
+    is pressed when ``sigmoid(logit) > activation``.
+    """
+    was_training = model.training
+    model.eval()
+    A = len(dataset.action_names)
+    tp = torch.zeros(A, dtype=torch.long)
+    fp = torch.zeros(A, dtype=torch.long)
+    fn = torch.zeros(A, dtype=torch.long)
+    exact, steps, loss_sum, loss_n = 0, 0, 0.0, 0
+    hx: torch.Tensor | None = None
+    for indices, active in stream_batches(dataset, batch_size):
+        batch = dataset.load_batch(indices)
+        if hx is None:
+            hx = model.initial_state(len(indices), device)
+        hx = model.reset_rows(hx, batch.is_first.to(device))
+        logits, hx = model(to_device(batch.inputs, device), hx)
+        rows = torch.from_numpy(active).to(device)
+        z, y = logits[rows], batch.targets.to(device)[rows]  # [b, L, A]
+        n = z.numel()
+        loss_sum += float(loss_fn(z, y)) * n
+        loss_n += n
+        pred = (torch.sigmoid(z) > activation).to(y.dtype)
+        tp += ((pred == 1) & (y == 1)).sum(dim=(0, 1)).cpu()
+        fp += ((pred == 1) & (y == 0)).sum(dim=(0, 1)).cpu()
+        fn += ((pred == 0) & (y == 1)).sum(dim=(0, 1)).cpu()
+        exact += int((pred == y).all(dim=-1).sum())
+        steps += z.shape[0] * z.shape[1]
+    model.train(was_training)
+    scores = {name: _score(int(tp[i]), int(fp[i]), int(fn[i])) for i, name in enumerate(dataset.action_names)}
+    return Validation(
+        loss=loss_sum / loss_n if loss_n else float("nan"),
+        exact_match=exact / steps if steps else float("nan"),
+        actions=scores,
+        steps=steps,
+    )
+
+
+def _score(tp: int, fp: int, fn: int) -> ActionScore:
+    precision = tp / (tp + fp) if tp + fp else None
+    recall = tp / (tp + fn) if tp + fn else None
+    f1 = 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else None
+    return ActionScore(precision=precision, recall=recall, f1=f1, support=tp + fn, predicted=tp + fp)
+
+
+# --- resume ------------------------------------------------------------------
+
+
+def _check_resumable(path: Path, found: ModelSpec, wanted: ModelSpec) -> None:
+    """The active model must be the architecture the settings describe (one-line GolemError if not)."""
+    a, b = found.to_metadata(), wanted.to_metadata()
+    for key in ("model", "profile", "action_names", "sensors", "sensor_shapes", "working_memory", "cortical_depth"):
+        if a.get(key) != b.get(key):
+            raise GolemError(
+                f"cannot --resume: the active model {path} has {key}={a.get(key)} but the settings ask for "
+                f"{b.get(key)}; change the settings to match it or train without --resume"
+            )
+
+
+# --- checkpoints -------------------------------------------------------------
+
+
+def _archive_path(models: Path, model: str, interrupted: bool) -> Path:
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    tail = "-interrupted" if interrupted else ""
+    path = models / ARCHIVE / f"{stamp}-{model}{tail}.safetensors"
+    n = 1
+    while path.exists():
+        path = models / ARCHIVE / f"{stamp}-{model}{tail}-{n}.safetensors"
+        n += 1
+    return path
+
+
+def save_model(
+    settings: GolemSettings,
+    model: nn.Module,
+    spec: ModelSpec,
+    metrics: Mapping[str, Any],
+    data: Mapping[str, Any],
+    *,
+    interrupted: bool = False,
+) -> tuple[Path, Path]:
+    """Write the timestamped archive and the profile's active model; returns ``(archive, active)``.
+
+    Metadata: the spec, ``training`` and ``loss`` settings, ``metrics`` (history
+    and final validation) and ``data`` (store path, episode ids, total steps).
+    """
+    models = settings.models_path()
+    extra = {
+        "training": settings.training.model_dump(mode="json"),
+        "loss": settings.loss.model_dump(mode="json"),
+        "activation": settings.brain.activation,
+        "metrics": dict(metrics),
+        "data": dict(data),
+        "interrupted": interrupted,
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+    archive = save_checkpoint(_archive_path(models, spec.model, interrupted), model, spec.to_metadata(), extra)
+    active = save_checkpoint(models / ACTIVE, model, spec.to_metadata(), extra)
+    return archive, active
+
+
+# --- the job -----------------------------------------------------------------
+
+
+def train(
+    settings: GolemSettings,
+    registry: Registry,
+    plan: TrainPlan | None = None,
+    *,
+    console: Console | None = None,
+    on_epoch: Callable[[EpochRecord], None] | None = None,
+) -> TrainResult:
+    """Train ``settings.brain.model`` on the store by behavioural cloning; save and return the result.
+
+    Args:
+        settings: all settings (``brain``, ``training``, ``loss``, ``data``).
+        registry: where models, losses, samplers and sensors are looked up by name.
+        plan: data selection and ``resume`` (default: all non-recovery episodes, from scratch).
+        console: show a rich progress bar on it (``None``: no bar).
+        on_epoch: called after each epoch.
+
+    Raises:
+        GolemError: no or incompatible data, an unknown component, an unusable device,
+            or an active model that does not match the settings (with ``resume``).
+    """
+    plan = plan or TrainPlan()
+    cfg = settings.training
+    started = time.perf_counter()
+    check_selected(settings, registry)
+    device = select_device(cfg.device)
+    torch.manual_seed(cfg.seed)
+
+    # 1-2. spec from settings, then the data it can read.
+    spec = ModelSpec.from_settings(settings, registry)
+    store_path = Path(plan.store) if plan.store is not None else settings.store_path()
+    if not TrajectoryStore.exists(store_path):
+        raise GolemError(f"no trajectory store at {store_path}; record one with `golem run record`")
+    store = TrajectoryStore.open(store_path)
+    try:
+        dataset = SequenceDataset.from_store(
+            store, spec.sensors, spec.action_names, cfg,
+            module=plan.module, include_recovery=plan.include_recovery, profile=spec.profile,
+        )
+        # 3. whole-episode validation split (validation is never mirrored).
+        train_ds, val_ds = dataset.split(cfg.validation_split, cfg.seed)
+        if len(train_ds) == 0:
+            raise GolemError("no training window left after the validation split; record more episodes")
+        if len(val_ds) == 0:
+            log.warning("train.no_validation", validation_split=cfg.validation_split, episodes=len(dataset.episodes))
+        data = {
+            "store": str(store_path.resolve()),
+            "module": plan.module,
+            "include_recovery": plan.include_recovery,
+            "episodes": sorted(dataset.episodes),
+            "train_episodes": sorted(train_ds.episodes),
+            "validation_episodes": sorted(val_ds.episodes),
+            "total_steps": int(sum(info.length for info in dataset.episodes.values())),
+            "train_windows": len(train_ds),
+            "validation_windows": len(val_ds),
+        }
+
+        # 4. model (fresh, or the active one to fine-tune), loss, sampler, optimiser.
+        history: list[dict[str, Any]] = []
+        first_epoch = 0
+        if plan.resume:
+            active_path = settings.models_path() / ACTIVE
+            restored = restore(active_path, registry)
+            _check_resumable(active_path, restored.spec, spec)
+            model = restored.model
+            history = list((restored.metadata.get("metrics") or {}).get("history") or [])
+            first_epoch = (history[-1]["epoch"] + 1) if history else 0
+            log.info("train.resume", path=str(active_path), epochs_before=first_epoch)
+        else:
+            model = registry.get("models", spec.model).obj(spec)
+        model.to(device).train()
+        loss_fn = registry.get("losses", cfg.loss).obj(settings, spec.n_actions).to(device)
+        sampler = registry.get("samplers", cfg.sampler).obj(train_ds, settings)
+        if hasattr(sampler, "set_epoch"):
+            sampler.set_epoch(first_epoch)
+        optimizer = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate)
+        log.info(
+            "train.start", model=spec.model, loss=cfg.loss, sampler=cfg.sampler, device=str(device),
+            sensors=spec.sensor_names, parameters=sum(p.numel() for p in model.parameters()),
+            train=train_ds.describe(), validation=val_ds.describe(),
+        )
+
+        progress = Progress(
+            TextColumn("[bold]training[/bold] epoch {task.fields[epoch]}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("loss {task.fields[loss]:.4f}  {task.fields[fps]:>7.0f} frames/s"),
+            TimeElapsedColumn(),
+            console=console,
+            disable=console is None,
+            transient=False,
+        )
+        validation: Validation | None = None
+        B, L = cfg.batch_size, cfg.sequence_length
+        interrupted = False
+        with progress:
+            try:
+                for epoch in range(first_epoch, first_epoch + cfg.epochs):
+                    # 5a. stateful truncated BPTT over the sampler's streams.
+                    total = len(sampler) if hasattr(sampler, "__len__") else None
+                    task = progress.add_task("epoch", total=total, epoch=epoch + 1, loss=float("nan"), fps=0.0)
+                    t0 = time.perf_counter()
+                    hx = model.initial_state(B, device)
+                    loss_sum, batches = 0.0, 0
+                    for indices in sampler:
+                        batch = train_ds.load_batch(indices)
+                        loss, hx = train_step(
+                            model, loss_fn, optimizer, to_device(batch.inputs, device),
+                            batch.targets.to(device), batch.is_first.to(device), hx,
+                        )
+                        if not math.isfinite(loss):
+                            raise GolemError(
+                                f"training diverged at epoch {epoch + 1} (loss {loss}); "
+                                "lower training.learning_rate"
+                            )
+                        loss_sum += loss
+                        batches += 1
+                        fps = batches * B * L / max(time.perf_counter() - t0, 1e-9)
+                        progress.update(task, advance=1, loss=loss_sum / batches, fps=fps)
+                    seconds = time.perf_counter() - t0
+                    if batches == 0:
+                        raise GolemError("the sampler yielded no batch; lower training.batch_size")
+                    # 5b. validation streams.
+                    validation = (
+                        validate(model, loss_fn, val_ds, device, B, settings.brain.activation) if len(val_ds) else None
+                    )
+                    record = EpochRecord(
+                        epoch=epoch, train_loss=loss_sum / batches, batches=batches,
+                        frames_per_s=batches * B * L / max(seconds, 1e-9), seconds=seconds, validation=validation,
+                    )
+                    history.append(record.to_dict())
+                    log.info(
+                        "train.epoch", epoch=epoch + 1, train_loss=round(record.train_loss, 5), batches=batches,
+                        frames_per_s=round(record.frames_per_s, 1), seconds=round(seconds, 2),
+                        val_loss=round(validation.loss, 5) if validation else None,
+                        exact_match=round(validation.exact_match, 4) if validation else None,
+                        f1={k: None if v.f1 is None else round(v.f1, 3) for k, v in validation.actions.items()}
+                        if validation else None,
+                    )
+                    if on_epoch is not None:
+                        on_epoch(record)
+            except KeyboardInterrupt:
+                interrupted = True
+                log.warning("train.interrupted", epochs_done=len(history) - first_epoch)
+
+        # 6. checkpoint: archive + active, self-describing.
+        metrics = {"history": history, "validation": validation.to_dict() if validation else None}
+        model.eval()
+        archive, active = save_model(settings, model, spec, metrics, data, interrupted=interrupted)
+    finally:
+        store.close()
+    elapsed = time.perf_counter() - started
+    log.info("train.done", active=str(active), archive=str(archive), seconds=round(elapsed, 2), interrupted=interrupted)
+    return TrainResult(
+        active=active, archive=archive, device=str(device), history=history, validation=validation,
+        data=data, interrupted=interrupted, seconds=elapsed, model=model,
+    )
+
+
+__all__ = [
+    "ActionScore",
+    "EpochRecord",
+    "TrainPlan",
+    "TrainResult",
+    "Validation",
+    "save_model",
+    "select_device",
+    "stream_batches",
+    "train",
+    "train_step",
+    "validate",
+]

@@ -1,0 +1,57 @@
+"""The experts' geometry helpers, without the engine."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from golem.builtin.experts.geometry import (
+    NavGrid,
+    Segment,
+    aim_tolerance,
+    bearing,
+    lateral_offset,
+    relative_bearing,
+    turn_toward,
+    wrap_angle,
+)
+
+
+def test_angles_follow_doom_convention() -> None:
+    assert wrap_angle(190.0) == pytest.approx(-170.0)
+    assert wrap_angle(-180.0) == pytest.approx(-180.0)
+    assert bearing(0, 0, 0, 10) == pytest.approx(90.0)
+    assert bearing(0, 0, -10, 0) == pytest.approx(180.0)
+    # Facing +x, a target up the +y axis is 90° to the left.
+    assert relative_bearing(0, 0, 0.0, 0, 10) == pytest.approx(90.0)
+    assert relative_bearing(0, 0, 350.0, 10, 0) == pytest.approx(10.0)
+    assert turn_toward(5.0, 1.0) == "TURN_LEFT"
+    assert turn_toward(-5.0, 1.0) == "TURN_RIGHT"
+    assert turn_toward(0.5, 1.0) is None
+
+
+def test_lateral_offset_and_aim_tolerance() -> None:
+    assert lateral_offset(0, 0, 0.0, 100, 20) == pytest.approx(20.0)
+    assert lateral_offset(0, 0, 90.0, 20, 100) == pytest.approx(-20.0)
+    assert aim_tolerance(100.0, 10.0) == pytest.approx(math.degrees(math.atan(0.1)))
+    assert aim_tolerance(10_000.0, 10.0, floor=1.0) == 1.0
+
+
+def _box(x0: float, y0: float, x1: float, y1: float) -> list[Segment]:
+    return [Segment(x0, y0, x1, y0), Segment(x1, y0, x1, y1), Segment(x1, y1, x0, y1), Segment(x0, y1, x0, y0)]
+
+
+def test_navgrid_routes_around_a_wall() -> None:
+    # A 400×200 room split by a wall from the bottom up to y=150: the way round is over its top.
+    walls = _box(0, 0, 400, 200) + [Segment(200, 0, 200, 150)]
+    grid = NavGrid(walls, cell=8.0, clearance=20.0)
+    grid.set_goal(350, 50)
+    x, y = 50.0, 50.0
+    for _ in range(200):
+        nx, ny = grid.waypoint(x, y, lookahead=2)
+        if (nx, ny) == (x, y):
+            break
+        x, y = nx, ny
+    assert math.hypot(x - 350, y - 50) < 16
+    assert grid.dist[grid.to_cell(50, 50)] > grid.dist[grid.to_cell(350, 180)]

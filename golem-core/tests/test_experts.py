@@ -1,0 +1,118 @@
+"""Scripted experts against the random baseline, in the real engine (headless)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+vzd = pytest.importorskip("vizdoom")
+
+from golem.builtin.experts import EXPERTS, RandomPolicy, play_episode  # noqa: E402
+from golem.experts import Expert  # noqa: E402
+from golem.profiles import BASIC  # noqa: E402
+
+pytestmark = pytest.mark.engine
+
+
+def make_game(scenario: str, configurer: Any, seed: int = 0) -> Any:
+    """A headless ``DoomGame`` built the way the session builds one.
+
+    Loads the scenario's cfg, replaces its buttons with the ``basic`` profile's
+    (in order), RGB24 at 160×120, no window, ``Mode.PLAYER``, seeds it, lets
+    ``configurer`` switch on its privileged state, then ``init()``.
+    """
+    game = vzd.DoomGame()
+    game.load_config(os.path.join(vzd.scenarios_path, f"{scenario}.cfg"))
+    game.clear_available_buttons()
+    for name in BASIC:
+        game.add_available_button(getattr(vzd.Button, name))
+    game.set_screen_format(vzd.ScreenFormat.RGB24)
+    game.set_screen_resolution(vzd.ScreenResolution.RES_160X120)
+    game.set_window_visible(False)
+    game.set_mode(vzd.Mode.PLAYER)
+    game.set_seed(seed)
+    configurer.configure(game)
+    game.init()
+    return game
+
+
+def run_policy(scenario: str, policy: Any, seeds: list[int], max_tics: int) -> list[Any]:
+    """Episode stats of ``policy`` on ``scenario`` for each seed."""
+    game = make_game(scenario, policy)
+    try:
+        return [play_episode(game, policy, seed, max_tics=max_tics) for seed in seeds]
+    finally:
+        game.close()
+
+
+def mean(values: Iterator[float] | list[float]) -> float:
+    values = list(values)
+    return sum(values) / len(values)
+
+
+def test_registry_names_match_scenarios() -> None:
+    assert set(EXPERTS) == {"basic", "defend_the_center", "health_gathering", "take_cover", "my_way_home"}
+    for name, cls in EXPERTS.items():
+        assert issubclass(cls, Expert)
+        assert cls.name == name and name in cls.scenarios
+    assert RandomPolicy not in EXPERTS.values()
+
+
+def test_random_policy_is_reproducible_and_binary() -> None:
+    a, b = RandomPolicy(BASIC, seed=3), RandomPolicy(BASIC, seed=3)
+    draws = [a.act(None, None) for _ in range(50)]
+    assert draws == [b.act(None, None) for _ in range(50)]
+    assert all(len(d) == len(BASIC) and set(d) <= {0, 1} for d in draws)
+    assert any(any(d) for d in draws)
+
+
+@pytest.mark.slow
+def test_basic_expert_beats_random() -> None:
+    seeds = list(range(10))
+    expert = run_policy("basic", EXPERTS["basic"](BASIC), seeds, max_tics=300)
+    rand = run_policy("basic", RandomPolicy(BASIC, seed=0), seeds, max_tics=300)
+    assert mean(s.episode_return for s in expert) > 70
+    assert mean(s.episode_return for s in expert) > mean(s.episode_return for s in rand) + 50
+    assert all(s.kills == 1 for s in expert)
+
+
+@pytest.mark.slow
+def test_defend_the_center_expert_beats_random() -> None:
+    seeds = [0, 1, 2]
+    expert = run_policy("defend_the_center", EXPERTS["defend_the_center"](BASIC), seeds, max_tics=2100)
+    rand = run_policy("defend_the_center", RandomPolicy(BASIC, seed=0), seeds, max_tics=2100)
+    assert mean(s.kills for s in expert) >= 18
+    assert mean(s.kills for s in expert) > mean(s.kills for s in rand) + 8
+    # Aimed single shots: most rounds fired kill something.
+    assert sum(s.kills for s in expert) >= 0.7 * sum(s.ammo_used for s in expert)
+
+
+@pytest.mark.slow
+def test_health_gathering_expert_beats_random() -> None:
+    seeds = [0, 1]
+    expert = run_policy("health_gathering", EXPERTS["health_gathering"](BASIC), seeds, max_tics=2100)
+    rand = run_policy("health_gathering", RandomPolicy(BASIC, seed=0), seeds, max_tics=2100)
+    assert mean(s.tics for s in expert) >= 1500
+    assert mean(s.tics for s in expert) > mean(s.tics for s in rand) + 700
+
+
+@pytest.mark.slow
+def test_take_cover_expert_beats_random() -> None:
+    seeds = [0, 1]
+    expert = run_policy("take_cover", EXPERTS["take_cover"](BASIC), seeds, max_tics=2100)
+    rand = run_policy("take_cover", RandomPolicy(BASIC, seed=0), seeds, max_tics=2100)
+    assert mean(s.tics for s in expert) >= 1500
+    assert mean(s.tics for s in expert) > mean(s.tics for s in rand) + 700
+
+
+@pytest.mark.slow
+def test_my_way_home_expert_beats_random() -> None:
+    seeds = list(range(5))
+    expert = run_policy("my_way_home", EXPERTS["my_way_home"](BASIC), seeds, max_tics=2100)
+    rand = run_policy("my_way_home", RandomPolicy(BASIC, seed=0), seeds, max_tics=2100)
+    assert sum(s.exited for s in expert) >= len(seeds) - 1
+    assert sum(s.exited for s in expert) >= sum(s.exited for s in rand) + 3
+    assert mean(s.tics for s in expert if s.exited) < 1000

@@ -1,0 +1,172 @@
+"""The ViZDoom session factory against the real, headless engine."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+from golem.builtin.visual import VisualSensor
+from golem.engine_guard import is_alive
+from golem.errors import GolemError
+from golem.profiles import PROFILES
+from golem.session import Session
+from golem.settings import GolemSettings
+from golem.wad import build_wad
+
+
+def wait_gone(pids: set[int], timeout: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not any(is_alive(p) for p in pids):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def run_child(code: str, timeout: float = 30.0) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(code)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
+
+
+def test_unknown_scenario_lists_known_ones():
+    with pytest.raises(GolemError) as exc:
+        Session(GolemSettings(), scenario="no_such_scenario")
+    message = str(exc.value)
+    assert "\n" not in message and "basic" in message and "deadly_corridor" in message
+
+
+def test_missing_files_are_one_line(tmp_path):
+    for path in (tmp_path / "x.cfg", tmp_path / "x.wad"):
+        with pytest.raises(GolemError, match="not found") as exc:
+            Session(GolemSettings(), scenario=str(path))
+        assert "\n" not in str(exc.value)
+
+
+def test_empty_map_marker_fails_fast(tmp_path):
+    wad = tmp_path / "empty.wad"
+    wad.write_bytes(build_wad([("MAP01", b"")]))
+    started = time.monotonic()
+    with pytest.raises(GolemError, match="empty") as exc:
+        Session(GolemSettings(), scenario=str(wad), doom_map="MAP01")
+    assert "\n" not in str(exc.value)
+    assert time.monotonic() - started < 1.0
+
+
+@pytest.mark.engine
+def test_start_observe_act_close():
+    settings = GolemSettings()
+    with Session(settings, [VisualSensor(settings)], seed=1) as session:
+        pids = session.engine_pids
+        assert len(pids) == 1 and all(is_alive(p) for p in pids)
+        assert session.action_names == PROFILES["basic"]
+        obs = session.observe()
+        assert obs["frames"].shape == (3, 64, 64) and obs["frames"].dtype == np.uint8
+        reward = 0.0
+        for _ in range(5):
+            reward += session.act([0] * 6 + [1, 0], tics=2)
+        assert reward != 0.0 and session.total_reward == pytest.approx(reward)
+        assert not session.episode_finished and not session.is_player_dead
+        session.new_episode(seed=2)
+        assert session.total_reward == 0.0
+        with pytest.raises(ValueError):
+            session.act([1, 0])
+    assert wait_gone(pids, 2.0)
+    session.close()  # twice is fine
+
+
+@pytest.mark.engine
+def test_exception_in_with_block_ends_engine():
+    settings = GolemSettings()
+    with pytest.raises(RuntimeError):
+        with Session(settings, []) as session:
+            pids = session.engine_pids
+            raise RuntimeError("boom")
+    assert pids and wait_gone(pids, 2.0)
+
+
+@pytest.mark.engine
+def test_wad_and_map():
+    import vizdoom
+
+    with Session(GolemSettings(), [], scenario=f"{vizdoom.scenarios_path}/basic.wad", doom_map="map01") as session:
+        assert session.scenario.doom_map == "MAP01"
+        session.act([1, 0, 0, 0, 0, 0, 0, 0])
+
+
+@pytest.mark.engine
+def test_engine_dies_with_sigkilled_owner():
+    child = run_child(
+        """
+        import time
+        from golem.session import Session
+        from golem.settings import GolemSettings
+        s = Session(GolemSettings())
+        print("PIDS", *s.engine_pids, flush=True)
+        time.sleep(60)
+        """
+    )
+    assert child.stdout is not None
+    line = child.stdout.readline()
+    while line and not line.startswith("PIDS"):
+        line = child.stdout.readline()
+    pids = {int(p) for p in line.split()[1:]}
+    assert pids and all(is_alive(p) for p in pids)
+    child.send_signal(signal.SIGKILL)
+    child.wait(10)
+    assert wait_gone(pids, 5.0), f"orphan engine left: {pids}"
+
+
+@pytest.mark.engine
+def test_start_timeout_is_one_line_and_leaves_no_engine():
+    # A 1 ms start budget always times out; the stuck engine must not outlive the process.
+    child = run_child(
+        """
+        from golem.errors import GolemError
+        from golem.session import Session, _STUCK_GUARDS
+        from golem.settings import GolemSettings
+        settings = GolemSettings()
+        settings.game.start_timeout = 0.001
+        try:
+            Session(settings)
+        except GolemError as exc:
+            print(*[p for g in _STUCK_GUARDS for p in g.pids], flush=True)
+            print(exc, flush=True)
+        """
+    )
+    out, _ = child.communicate(timeout=30)
+    pid_line, message = out.splitlines()[-2:]
+    assert "did not start within 0.001s" in message
+    pids = {int(p) for p in pid_line.split()}
+    assert wait_gone(pids, 5.0), f"engine left after timeout: {pids}"
+
+
+def test_unknown_map_is_one_line(tmp_path):
+    import vizdoom
+
+    with pytest.raises(GolemError, match="MAP01") as exc:
+        Session(GolemSettings(), scenario=f"{vizdoom.scenarios_path}/basic.wad", doom_map="MAP77")
+    assert "\n" not in str(exc.value)
+    with pytest.raises(GolemError, match="E1M1"):
+        Session(GolemSettings(), scenario="freedoom1", doom_map="MAP01")
+
+
+def test_corrupt_wad_is_one_line(tmp_path):
+    wad = tmp_path / "bad.wad"
+    wad.write_bytes(b"PWAD\x05\0\0\0\xff\xff\0\0")
+    with pytest.raises(GolemError, match="truncated or corrupt"):
+        Session(GolemSettings(), scenario=str(wad))
+
+
+@pytest.mark.engine
+def test_spectator_mode_advances():
+    with Session(GolemSettings(), spectator=True) as session:
+        session.advance(2)
+        assert session.last_action == [0] * 8

@@ -1,0 +1,251 @@
+"""The LMDB trajectory store: round trips, zero-copy windows, filters, delete, verify, schema, concurrency."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import lmdb
+import numpy as np
+import pytest
+
+from golem.errors import GolemError
+from golem.profiles import BASIC
+from golem.store import SCHEMA_VERSION, EpisodeMeta, TrajectoryStore
+from golem.store.lmdb_store import chunk_key
+
+
+def make_episode(T: int, seed: int = 0, audio_n: int = 16) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return {
+        "actions": rng.integers(0, 2, (T, len(BASIC)), dtype=np.uint8),
+        "rewards": rng.standard_normal(T).astype(np.float32),
+        "frames": rng.integers(0, 256, (T, 3, 64, 64), dtype=np.uint8),
+        "depths": rng.integers(0, 256, (T, 1, 64, 64), dtype=np.uint8),
+        "thermals": rng.integers(0, 256, (T, 1, 64, 64), dtype=np.uint8),
+        "audios": rng.standard_normal((T, 2, audio_n)).astype(np.float16),
+    }
+
+
+def make_meta(source: str = "human", scenario: str = "basic", tags: list[str] | None = None) -> EpisodeMeta:
+    return EpisodeMeta(
+        profile="basic", action_names=list(BASIC), scenario=scenario, source=source,  # type: ignore[arg-type]
+        sensors=["visual", "depth", "thermal", "audio"], seed=7, tags=tags or [],
+    )
+
+
+@pytest.fixture
+def store(tmp_path: Path):
+    with TrajectoryStore.create(tmp_path / "demos", chunk_steps=8) as s:
+        yield s
+
+
+def test_round_trip_every_array_and_meta(store: TrajectoryStore) -> None:
+    arrays = make_episode(21)
+    eid = store.write_episode(make_meta(tags=["a"]), arrays)
+    info = store.get(eid)
+    assert info.length == 21 and info.n_chunks == 3
+    assert info.meta.total_return == pytest.approx(float(arrays["rewards"].sum(dtype=np.float64)))
+    assert info.arrays["audios"].dtype == "float16" and info.arrays["frames"].step_shape == (3, 64, 64)
+    back = store.read_episode(eid)
+    for key, value in arrays.items():
+        assert back[key].dtype == value.dtype
+        np.testing.assert_array_equal(back[key], value)
+
+
+@pytest.mark.parametrize(("start", "stop"), [(0, 8), (3, 5), (5, 19), (7, 9), (16, 21), (0, 21)])
+def test_windows_within_and_across_chunks(store: TrajectoryStore, start: int, stop: int) -> None:
+    arrays = make_episode(21, seed=1)
+    eid = store.write_episode(make_meta(), arrays)
+    for key in arrays:
+        np.testing.assert_array_equal(store.read(eid, key, start, stop), arrays[key][start:stop])
+
+
+def test_read_into_batch_rows(store: TrajectoryStore) -> None:
+    arrays = make_episode(30, seed=2)
+    eid = store.write_episode(make_meta(), arrays)
+    batch = np.zeros((3, 6, 3, 64, 64), dtype=np.uint8)
+    with store.reader() as r:
+        for b, start in enumerate((0, 6, 20)):
+            r.read_into(batch[b], eid, "frames", start)
+    for b, start in enumerate((0, 6, 20)):
+        np.testing.assert_array_equal(batch[b], arrays["frames"][start : start + 6])
+    with pytest.raises(GolemError, match="outside episode"):
+        store.read_into(np.zeros((6, 3, 64, 64), np.uint8), eid, "frames", 27)
+    with pytest.raises(GolemError, match="must be"):
+        store.read_into(np.zeros((6, 3, 64, 64), np.float32), eid, "frames", 0)
+
+
+def test_view_in_one_chunk_is_zero_copy(store: TrajectoryStore) -> None:
+    arrays = make_episode(20, seed=3)
+    eid = store.write_episode(make_meta(), arrays)
+    with store.reader() as r:
+        view = r.view(eid, "frames", 9, 15)  # inside chunk 1 (steps 8..15)
+        assert not view.flags.owndata and not view.flags.writeable  # a view of the memory map
+        assert isinstance(view.base, memoryview) or view.base is not None
+        np.testing.assert_array_equal(view, arrays["frames"][9:15])
+        spanning = r.view(eid, "frames", 6, 10)  # crosses a chunk boundary: a copy
+        assert spanning.flags.owndata
+        np.testing.assert_array_equal(spanning, arrays["frames"][6:10])
+
+
+def test_ids_increase_and_filters(store: TrajectoryStore) -> None:
+    ids = [
+        store.write_episode(make_meta("human", "basic", ["x"]), make_episode(3)),
+        store.write_episode(make_meta("recovery", "basic", ["x", "y"]), make_episode(4)),
+        store.write_episode(make_meta("expert", "deathmatch"), make_episode(5)),
+    ]
+    assert ids == [0, 1, 2]
+    assert [i.id for i in store.episodes(source="recovery")] == [1]
+    assert [i.id for i in store.episodes(scenario="basic")] == [0, 1]
+    assert [i.id for i in store.episodes(tags=["x", "y"])] == [1]
+    stats = store.stats()
+    assert (stats.episodes, stats.steps, stats.by_source["expert"]) == (3, 12, 1)
+    assert stats.bytes == sum(i.nbytes for i in store.episodes()) > 0
+
+
+def test_delete_removes_records_and_chunks(store: TrajectoryStore) -> None:
+    for seed in range(3):
+        store.write_episode(make_meta(), make_episode(10, seed=seed))
+    assert store.delete([1]) == [1]
+    assert [i.id for i in store.episodes()] == [0, 2]
+    with pytest.raises(GolemError, match="no episode 1"):
+        store.get(1)
+    with pytest.raises(GolemError, match="no episode 9"):
+        store.delete([0, 9])
+    assert len(store) == 2  # nothing deleted by the failed call
+    assert store.verify().ok  # no orphan chunks left behind
+    assert store.write_episode(make_meta(), make_episode(2)) == 3  # ids never reused
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda a: a.update(actions=a["actions"][:, :5]), "5 columns"),
+        (lambda a: a.update(frames=a["frames"][:3]), "different lengths"),
+        (lambda a: a.update(frames=a["frames"].astype(np.float32)), "must be uint8"),
+        (lambda a: a.update(actions=a["actions"] * 3), "0/1"),
+        (lambda a: a.pop("depths"), "no 'depths'"),
+        (lambda a: a.update(frames=a["frames"][:, :1]), "must be \\[T, 3"),
+    ],
+)
+def test_bad_input_writes_nothing(store: TrajectoryStore, change, message: str) -> None:
+    arrays = make_episode(6)
+    change(arrays)
+    with pytest.raises(GolemError, match=message):
+        store.write_episode(make_meta(), arrays)
+    assert len(store) == 0 and store.verify().chunks_checked == 0
+
+
+def test_empty_episode_rejected(store: TrajectoryStore) -> None:
+    with pytest.raises(GolemError, match="empty"):
+        store.write_episode(make_meta(), {k: v[:0] for k, v in make_episode(4).items()})
+
+
+def test_verify_detects_missing_and_corrupted_chunks(store: TrajectoryStore, tmp_path: Path) -> None:
+    for seed in range(3):
+        store.write_episode(make_meta(), make_episode(20, seed=seed))
+    assert store.verify().ok
+    store.close()
+    env = lmdb.open(str(tmp_path / "demos"), max_dbs=4, map_size=1 << 30)
+    chunks = env.open_db(b"chunks")
+    with env.begin(write=True) as txn:
+        txn.delete(chunk_key(0, "frames", 1), db=chunks)
+        raw = bytearray(txn.get(chunk_key(1, "audios", 2), db=chunks))
+        raw[3] ^= 0xFF
+        txn.put(chunk_key(1, "audios", 2), bytes(raw), db=chunks)
+        txn.put(chunk_key(2, "depths", 0), b"short", db=chunks)
+    env.close()
+    with TrajectoryStore.open(tmp_path / "demos") as reopened:
+        report = reopened.verify()
+        assert not report.ok
+        assert any("missing chunk(s) 1" in p for p in report.problems[0])
+        assert any("checksum mismatch" in p for p in report.problems[1])
+        assert any("has 5 bytes" in p for p in report.problems[2])
+        assert reopened.verify(checksums=False).problems.keys() == {0, 2}
+        with pytest.raises(GolemError, match="missing chunk 1"):
+            reopened.read(0, "frames", 0, 20)
+
+
+def test_open_missing_store(tmp_path: Path) -> None:
+    with pytest.raises(GolemError, match="no trajectory store at"):
+        TrajectoryStore.open(tmp_path / "nowhere")
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_create_twice_refused(store: TrajectoryStore) -> None:
+    with pytest.raises(GolemError, match="already exists"):
+        TrajectoryStore.create(store.path)
+
+
+def test_newer_schema_refused_and_unchanged(tmp_path: Path) -> None:
+    path = tmp_path / "demos"
+    with TrajectoryStore.create(path) as s:
+        s.write_episode(make_meta(), make_episode(3))
+    env = lmdb.open(str(path), max_dbs=4, map_size=1 << 30)
+    meta = env.open_db(b"meta")
+    with env.begin(write=True) as txn:
+        txn.put(b"schema_version", str(SCHEMA_VERSION + 1).encode(), db=meta)
+    env.close()
+    before = (path / "data.mdb").read_bytes()
+    for readonly in (True, False):
+        with pytest.raises(GolemError) as exc:
+            TrajectoryStore.open(path, readonly=readonly)
+        assert str(exc.value) == (
+            f"store schema v{SCHEMA_VERSION + 1} is newer than this Golem (v{SCHEMA_VERSION}); upgrade golem-core"
+        )
+    assert (path / "data.mdb").read_bytes() == before
+
+
+def test_readonly_store_refuses_writes(store: TrajectoryStore) -> None:
+    store.write_episode(make_meta(), make_episode(2))
+    store.close()  # LMDB allows one handle per environment per process
+    with TrajectoryStore.open(store.path) as ro, pytest.raises(GolemError, match="read-only"):
+        ro.write_episode(make_meta(), make_episode(2))
+
+
+READER = textwrap.dedent(
+    """
+    import json, sys, time
+    import numpy as np
+    from golem.store import TrajectoryStore
+    want, seen, reads = int(sys.argv[2]), set(), 0
+    deadline = time.monotonic() + 60
+    with TrajectoryStore.open(sys.argv[1]) as store:
+        print("ready", flush=True)
+        while len(seen) < want and time.monotonic() < deadline:
+            for info in store.episodes():
+                a = store.read(info, "actions")
+                f = store.read(info, "frames", 0, info.length)
+                assert a.shape[0] == f.shape[0] == info.length  # never a partial episode
+                assert int(f[0, 0, 0, 0]) == info.id            # the writer tags frame 0 with the id
+                seen.add(info.id); reads += 1
+    print(json.dumps({"seen": sorted(seen), "reads": reads}), flush=True)
+    """
+)
+
+
+def test_readers_run_alongside_a_writer(store: TrajectoryStore) -> None:
+    store.write_episode(make_meta(), {**make_episode(5), "frames": np.zeros((5, 3, 64, 64), np.uint8)})
+    procs = [
+        subprocess.Popen([sys.executable, "-c", READER, str(store.path), "6"], stdout=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    try:
+        for proc in procs:
+            assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        for eid in range(1, 6):
+            arrays = make_episode(40, seed=eid)
+            arrays["frames"][0, 0, 0, 0] = eid
+            assert store.write_episode(make_meta(), arrays) == eid
+        for proc in procs:
+            out, _ = proc.communicate(timeout=90)
+            assert proc.returncode == 0
+            assert json.loads(out.strip().splitlines()[-1])["seen"] == list(range(6))
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()

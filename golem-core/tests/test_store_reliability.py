@@ -1,0 +1,197 @@
+"""A killed writer, damaged inputs and newer stores: the store stays whole and the CLI says one line."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import zipfile
+from pathlib import Path
+
+import lmdb
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from golem.profiles import BASIC
+from golem.store import SCHEMA_VERSION, TrajectoryStore
+from golem_cli.app import build_app
+
+WRITER = textwrap.dedent(
+    """
+    import sys, time
+    import numpy as np
+    from golem.store import EpisodeMeta, TrajectoryStore
+    T = int(sys.argv[2])
+    rng = np.random.default_rng(0)
+    frames = rng.integers(0, 256, (T, 3, 64, 64), dtype=np.uint8)
+    with TrajectoryStore.create(sys.argv[1], chunk_steps=64) as store:
+        for n in range(10_000):
+            meta = EpisodeMeta(profile="basic", action_names=[str(i) for i in range(8)], scenario="basic")
+            actions = np.full((T, 8), n % 2, dtype=np.uint8)
+            frames[:, 0, 0, 0] = n % 256
+            print(f"begin {n} {time.monotonic()}", flush=True)
+            eid = store.write_episode(meta, {"actions": actions, "frames": frames})
+            print(f"done {eid} {time.monotonic()}", flush=True)
+    """
+)
+
+
+def test_sigkill_mid_episode_keeps_every_completed_episode(tmp_path: Path) -> None:
+    path = tmp_path / "demos"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(path), "3000"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
+    done: list[int] = []
+    durations: list[float] = []
+    began = 0.0
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            word, n, stamp = line.split()
+            if word == "begin":
+                began = float(stamp)
+                if len(done) >= 3:
+                    # kill about halfway through this episode's write transaction
+                    time.sleep(max(0.0, sorted(durations)[len(durations) // 2] / 2 - (time.monotonic() - began)))
+                    os.kill(proc.pid, signal.SIGKILL)
+                    break
+            else:
+                done.append(int(n))
+                durations.append(float(stamp) - began)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+    with TrajectoryStore.open(path) as store:
+        report = store.verify()
+        assert report.ok, report.to_dict()
+        visible = [info.id for info in store.episodes()]
+        # every completed episode is there; at most the one in progress committed before the kill landed
+        assert visible[: len(done)] == done and len(visible) <= len(done) + 1
+        for info in store.episodes():
+            assert info.length == 3000
+            assert int(store.read(info, "frames", 2999, 3000)[0, 0, 0, 0]) == info.id % 256
+    with TrajectoryStore.open(path, readonly=False) as store:  # a new writer carries on after the crash
+        assert store.write_episode(store.get(0).meta, store.read_episode(0)) == len(visible)
+
+
+# --- bad inputs through the real CLI -------------------------------------------
+
+
+def _snapshot(path: Path) -> tuple[bytes, list[int]]:
+    with TrajectoryStore.open(path) as store:
+        ids = [i.id for i in store.episodes()]
+    return (path / "data.mdb").read_bytes(), ids
+
+
+def _good(path: Path, T: int = 12, **extra: np.ndarray) -> Path:
+    rng = np.random.default_rng(0)
+    arrays = {
+        "frames": rng.random((T, 64, 64, 3), dtype=np.float32),
+        "actions": rng.integers(0, 2, (T, len(BASIC))).astype(np.float32),
+        **extra,
+    }
+    np.savez_compressed(path, **arrays)
+    return path
+
+
+@pytest.fixture
+def seeded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    store = tmp_path / "demos"
+    result = CliRunner().invoke(build_app(), ["data", "import", str(_good(tmp_path / "ok.npz")), "--store", str(store)])
+    assert result.exit_code == 0, result.output
+    return store
+
+
+def _truncated(tmp_path: Path) -> Path:
+    good = _good(tmp_path / "whole.npz", T=50)
+    bad = tmp_path / "truncated.npz"
+    bad.write_bytes(good.read_bytes()[: good.stat().st_size // 2])
+    return bad
+
+
+def _corrupt_member(tmp_path: Path) -> Path:
+    good = _good(tmp_path / "whole2.npz", T=50)
+    raw = bytearray(good.read_bytes())
+    with zipfile.ZipFile(good) as zf:
+        info = zf.getinfo("frames.npy")
+    middle = info.header_offset + 100 + info.compress_size // 2
+    raw[middle : middle + 64] = bytes(64)
+    bad = tmp_path / "corrupt.npz"
+    bad.write_bytes(bytes(raw))
+    return bad
+
+
+CASES = {
+    "truncated": (_truncated, [], "not a readable .npz"),
+    "corrupt member": (_corrupt_member, [], "not a readable .npz"),
+    "not a zip": (lambda d: (d / "junk.npz").write_bytes(b"hello") or d / "junk.npz", [], "not a readable .npz"),
+    "mismatched lengths": (
+        lambda d: _good(d / "len.npz", depths=np.zeros((11, 64, 64), np.uint8)),
+        [],
+        "different lengths",
+    ),
+    "action width": (
+        lambda d: np.savez(d / "w.npz", frames=np.zeros((4, 3, 64, 64), np.uint8), actions=np.zeros((4, 9))) or d / "w.npz",
+        [],
+        "'actions' has 9 columns but profile 'basic' has 8 actions",
+    ),
+    "missing modality": (
+        lambda d: _good(d / "nodepth.npz"),
+        ["--set", 'brain.sensors=["visual", "depth"]'],
+        "settings enable sensor 'depth' but the file has no 'depths' array",
+    ),
+    "no frames": (
+        lambda d: np.savez(d / "nf.npz", actions=np.zeros((4, 8))) or d / "nf.npz",
+        [],
+        "no 'frames' array",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_bad_npz_is_one_line_and_store_unchanged(seeded: Path, tmp_path: Path, case: str) -> None:
+    make, flags, message = CASES[case]
+    bad = make(tmp_path)
+    ok2 = _good(tmp_path / "second_good.npz")  # a good file in the same batch is not imported either
+    before = _snapshot(seeded)
+    result = CliRunner().invoke(build_app(), [*flags, "data", "import", str(ok2), str(bad), "--store", str(seeded)])
+    assert result.exit_code != 0
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and message in errors[0], result.output
+    assert "Traceback" not in result.output
+    assert _snapshot(seeded) == before
+
+
+def test_newer_schema_via_console_script(seeded: Path, tmp_path: Path) -> None:
+    env = lmdb.open(str(seeded), max_dbs=4, map_size=1 << 30)
+    with env.begin(write=True) as txn:
+        txn.put(b"schema_version", str(SCHEMA_VERSION + 5).encode(), db=env.open_db(b"meta"))
+    env.close()
+    before = (seeded / "data.mdb").read_bytes()
+    golem = Path(sys.executable).with_name("golem")
+    for args in (["list"], ["import", str(_good(tmp_path / "x.npz"))], ["delete", "0", "--yes"]):
+        proc = subprocess.run(
+            [str(golem), "data", *args, "--store", str(seeded)], capture_output=True, text=True, timeout=120
+        )
+        assert proc.returncode == 2
+        assert proc.stderr.strip().splitlines()[-1] == (
+            f"error: store schema v{SCHEMA_VERSION + 5} is newer than this Golem (v{SCHEMA_VERSION}); "
+            "upgrade golem-core"
+        )
+        assert "Traceback" not in proc.stderr
+    assert (seeded / "data.mdb").read_bytes() == before
+
+
+def test_missing_store_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(build_app(), ["data", "verify", "--store", str(tmp_path / "none")])
+    assert result.exit_code == 2
+    assert f"error: no trajectory store at {tmp_path / 'none'}" in result.output
+    assert not (tmp_path / "none").exists()

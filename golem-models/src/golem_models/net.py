@@ -1,0 +1,113 @@
+"""The Golem network: one cortex per sensor → recurrent core → linear head to action logits.
+
+Inputs arrive keyed by sensor name as float network tensors ``[B, T, *shape]``
+(``Sensor.to_network`` already applied). A sensor that ``joins`` another (depth
+joins visual) is concatenated with it along the channel axis before that
+sensor's cortex. Cortices run on ``[B·T, ...]``; their features are
+concatenated, run through the core with carried state ``hx[B, S]``, and mapped
+to ``A`` logits per step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import torch
+from torch import nn
+
+from golem.errors import GolemError
+from golem.modelspec import ModelSpec
+
+CoreFactory = Callable[[int, int], nn.Module]
+
+
+class DoomNet(nn.Module):
+    """Cortices + recurrent core + head, built from a :class:`ModelSpec`.
+
+    Attributes:
+        spec: the spec it was built from.
+        cortices: ``{owner sensor name: encoder}``.
+        core: the recurrent core (``state_size`` wide state ``[B, S]``).
+        head: ``Linear(core.out_features, n_actions)``.
+    """
+
+    def __init__(self, spec: ModelSpec, core: CoreFactory) -> None:
+        super().__init__()
+        self.spec = spec
+        self.groups: dict[str, list[str]] = {
+            owner: [s.name for s in joiners] for owner, joiners in spec.cortex_groups().items()
+        }
+        self.cortices = nn.ModuleDict()
+        for owner, joiners in spec.cortex_groups().items():
+            extra = sum(s.channels for s in joiners)
+            cortex = spec.sensor(owner).cortex(extra_channels=extra)
+            if not isinstance(getattr(cortex, "out_features", None), int):
+                raise GolemError(f"sensor {owner!r} built a cortex without an integer out_features")
+            self.cortices[owner] = cortex
+        self.in_features = sum(c.out_features for c in self.cortices.values())
+        self.core = core(self.in_features, spec.working_memory)
+        self.head = nn.Linear(self.core.out_features, spec.n_actions)
+
+    # --- state -------------------------------------------------------------
+
+    @property
+    def state_size(self) -> int:
+        """Width S of the carried state ``hx[B, S]``."""
+        return int(self.core.state_size)
+
+    def initial_state(self, batch_size: int, device: torch.device | str | None = None) -> torch.Tensor:
+        """Zero state ``[batch_size, S]`` on ``device`` (default: the model's)."""
+        if device is None:
+            device = self.head.weight.device
+        return torch.zeros(batch_size, self.state_size, device=device, dtype=self.head.weight.dtype)
+
+    @staticmethod
+    def reset_rows(hx: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Zero the rows of ``hx[B, S]`` where ``mask[B]`` (bool) is true; returns a new tensor.
+
+        Call it *before* the forward pass on rows whose sequence starts an episode.
+        """
+        if mask.shape != hx.shape[:1]:
+            raise ValueError(f"mask {tuple(mask.shape)} does not match state rows {tuple(hx.shape[:1])}")
+        return torch.where(mask.to(device=hx.device, dtype=torch.bool).unsqueeze(-1), torch.zeros_like(hx), hx)
+
+    # --- running -----------------------------------------------------------
+
+    def encode(self, inputs: Mapping[str, torch.Tensor]) -> torch.Tensor:
+        """Per-step features ``[B, T, in_features]`` from ``inputs[name] = [B, T, *shape]``."""
+        missing = [name for name in self.spec.sensor_names if name not in inputs]
+        if missing:
+            raise KeyError(f"model inputs lack sensor(s) {missing}; got {sorted(inputs)}")
+        first = inputs[next(iter(self.groups))]
+        batch, steps = first.shape[:2]
+        features = []
+        for owner, joiners in self.groups.items():
+            x = inputs[owner]
+            if joiners:
+                x = torch.cat([x, *(inputs[name] for name in joiners)], dim=2)
+            flat = x.reshape(batch * steps, *x.shape[2:])
+            features.append(self.cortices[owner](flat).reshape(batch, steps, -1))
+        return torch.cat(features, dim=-1)
+
+    def forward(
+        self, inputs: Mapping[str, torch.Tensor], hx: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """``inputs[name] = [B, T, *shape]`` (float), ``hx[B, S]`` or ``None`` (zeros).
+
+        Returns ``(logits[B, T, A], hx[B, S])``.
+        """
+        features = self.encode(inputs)
+        if hx is None:
+            hx = self.initial_state(features.shape[0], features.device)
+        out, hx = self.core(features, hx)
+        return self.head(out), hx
+
+    def step(
+        self, inputs: Mapping[str, torch.Tensor], hx: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """One tic of live play: ``inputs[name] = [B, *shape]``, ``hx[B, S]`` → ``(logits[B, A], hx[B, S])``.
+
+        The same as :meth:`forward` on ``T = 1``.
+        """
+        logits, hx = self.forward({name: x.unsqueeze(1) for name, x in inputs.items()}, hx)
+        return logits[:, 0], hx

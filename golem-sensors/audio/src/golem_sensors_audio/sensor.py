@@ -1,0 +1,75 @@
+"""Audio: the engine's stereo buffer, normalised per step; a Mel-spectrogram conv cortex."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from golem.sensors import Sensor
+
+TICRATE = 35
+#: Tics of audio in each step's buffer (a sliding window ending at the current tic).
+BUFFER_TICS = 4
+#: Standard deviations below this are silence: stored as zeros.
+SILENCE_STD = 1e-3
+FEATURES = 128
+
+
+def samples_per_step(sample_rate: int, buffer_tics: int = BUFFER_TICS) -> int:
+    """Audio samples per channel in one step: ``buffer_tics × sample_rate / 35``."""
+    return buffer_tics * sample_rate // TICRATE
+
+
+class AudioSensor(Sensor):
+    """Stereo engine audio (``brain.dsp.sample_rate`` Hz, the last 4 tics).
+
+    Stored float16 ``[2, N]`` (channel, sample), ``N = 4 × sample_rate / 35``
+    (2520 at 22050 Hz), scaled at extraction to zero mean and unit variance over
+    the whole step (silence → zeros). Mirror swaps left/right channels (axis -2).
+    The cortex computes the Mel spectrogram (dB) inside the network.
+    """
+
+    name = "audio"
+    key = "audios"
+    dtype = np.dtype(np.float16)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return (2, samples_per_step(self.settings.brain.dsp.sample_rate))
+
+    def configure(self, game: Any) -> None:
+        import vizdoom as vzd
+
+        game.set_audio_buffer_enabled(True)
+        game.set_audio_sampling_rate(getattr(vzd.SamplingRate, f"SR_{self.settings.brain.dsp.sample_rate}"))
+        game.set_audio_buffer_size(BUFFER_TICS)
+
+    def _read(self, state: Any) -> np.ndarray | None:
+        buffer = state.audio_buffer  # [N, 2] int16
+        if buffer is None or buffer.ndim != 2:
+            return None
+        wave = buffer.T.astype(np.float32)
+        if wave.shape != self.shape:
+            return None
+        std = float(wave.std())
+        if std < SILENCE_STD:
+            return np.zeros(self.shape, dtype=self.dtype)
+        return ((wave - wave.mean()) / std).astype(self.dtype)
+
+    def mirror(self, x: np.ndarray) -> np.ndarray:
+        """Swap the stereo channels of ``x[..., 2, N]`` (time is not reversed)."""
+        return x[..., ::-1, :]
+
+    def to_network(self, x):
+        """float16 ``[B, T, 2, N]`` → float32."""
+        return x.float()
+
+    def cortex(self, extra_channels: int = 0):
+        """``[N, 2 + extra_channels, samples]`` → ``[N, 128]`` via Mel spectrogram (dB) and a 2-D conv stack."""
+        from golem_sensors_audio.cortex import AudioCortex
+
+        dsp = self.settings.brain.dsp
+        return AudioCortex(
+            2 + extra_channels, sample_rate=dsp.sample_rate, n_fft=dsp.n_fft, hop_length=dsp.hop_length, n_mels=dsp.n_mels
+        )

@@ -1,0 +1,41 @@
+"""Depth: the engine depth buffer, bilinear to 64×64, stored uint8 ``[1, 64, 64]``; joins the visual cortex."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from golem.builtin.visual import SIZE, bilinear_resize, to_uint8
+from golem.sensors import Sensor
+
+
+class DepthSensor(Sensor):
+    """Engine depth buffer (uint8, larger = farther), bilinear to 64×64.
+
+    Stored uint8 ``[1, 64, 64]``; network input float ``[0, 1]``. It has no cortex
+    of its own: it is the 4th channel of the visual cortex (``joins = "visual"``).
+    Mirror flips the width (the base rule).
+    """
+
+    name = "depth"
+    key = "depths"
+    dtype = np.dtype(np.uint8)
+    joins = "visual"
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return (1, SIZE, SIZE)
+
+    def configure(self, game: Any) -> None:
+        game.set_depth_buffer_enabled(True)
+
+    def _read(self, state: Any) -> np.ndarray | None:
+        depth = state.depth_buffer  # [H, W] uint8
+        if depth is None:
+            return None
+        return to_uint8(bilinear_resize(depth))[None]
+
+    def to_network(self, x):
+        """uint8 ``[B, T, 1, 64, 64]`` → float32 in ``[0, 1]``."""
+        return x.float() / 255.0

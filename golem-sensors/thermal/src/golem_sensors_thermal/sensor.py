@@ -1,0 +1,52 @@
+"""Thermal: which pixels show a dynamic entity (monster, projectile, item), from the labels buffer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from golem.builtin.visual import SIZE, conv_cortex, nearest_resize
+from golem.sensors import Sensor
+
+#: Labels-buffer values of the static scene. Since ViZDoom 1.3 the buffer marks
+#: walls (0) and floors/ceilings (1); entities get values above these. (The
+#: seeds' ``label > 0`` predates that change.)
+STATIC_LABEL_MAX = 1
+#: Label category of the player's own sprite (its weapon), which is not an entity in view.
+SELF_CATEGORY = "Self"
+
+
+class ThermalSensor(Sensor):
+    """Binary entity mask: ``1`` where the label marks an entity, else ``0``; nearest-neighbour to 64×64.
+
+    Stored uint8 ``{0, 1}`` ``[1, 64, 64]``; network input float ``{0., 1.}``.
+    The player's own weapon sprite is excluded. Mirror flips the width.
+    Under ``+viz_nocheat 1`` the engine fills the labels buffer with noise.
+    """
+
+    name = "thermal"
+    key = "thermals"
+    dtype = np.dtype(np.uint8)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return (1, SIZE, SIZE)
+
+    def configure(self, game: Any) -> None:
+        game.set_labels_buffer_enabled(True)
+
+    def _read(self, state: Any) -> np.ndarray | None:
+        labels = state.labels_buffer  # [H, W] uint8
+        if labels is None:
+            return None
+        small = nearest_resize(labels)
+        hot = small > STATIC_LABEL_MAX
+        for label in state.labels or ():
+            if getattr(label, "object_category", None) == SELF_CATEGORY:
+                hot &= small != label.value
+        return hot.astype(np.uint8)[None]
+
+    def cortex(self, extra_channels: int = 0):
+        """``[N, 1 + extra_channels, 64, 64]`` → ``[N, 128]``: 3 × (conv 3×3 stride 2 + ReLU) (16, 32, 32 channels)."""
+        return conv_cortex(1 + extra_channels, 3, channels=(16, 32, 32), features=128)

@@ -1,0 +1,54 @@
+"""The `golem` app through typer's runner and as the installed console script."""
+
+from __future__ import annotations
+
+from typer.testing import CliRunner
+
+import golem
+from golem_cli.app import build_app
+
+runner = CliRunner(env={"COLUMNS": "200"})
+
+
+def test_version_in_process_and_console_script(golem_cli):
+    result = runner.invoke(build_app(), ["--version"])
+    assert result.exit_code == 0
+    assert result.output.strip() == f"golem {golem.__version__}"
+    proc = golem_cli(["--version"], check=True)
+    assert proc.stdout.strip() == f"golem {golem.__version__}"
+
+
+def test_run_help_lists_pipeline_stages():
+    result = runner.invoke(build_app(), ["run", "--help"])
+    assert result.exit_code == 0
+    assert "The pipeline, stage by stage" in result.output
+
+
+def test_plugins_list_table_shows_core_and_installed_distributions():
+    result = runner.invoke(build_app(), ["plugins", "list"])
+    assert result.exit_code == 0, result.output
+    for dist in ("golem-core", "golem-sensors-depth", "golem-sensors-thermal", "golem-sensors-audio"):
+        assert dist in result.output
+
+
+def test_config_show_table_and_flag_sources():
+    result = runner.invoke(build_app(), ["config", "show", "--set", "training.epochs=3", "--plugin", "depth"])
+    assert result.exit_code == 0, result.output
+    assert "training.epochs" in result.output and "flag --set" in result.output
+    assert "flag --plugin" in result.output
+
+
+def test_bad_log_level_and_unknown_command_fail_cleanly():
+    result = runner.invoke(build_app(), ["--log-level", "loud", "config", "show"])
+    assert result.exit_code == 2
+    result = runner.invoke(build_app(), ["no-such-command"])
+    assert result.exit_code == 2
+
+
+def test_log_json_emits_json_events(golem_cli, tmp_path):
+    proc = golem_cli(["--log-json", "--log-level", "debug", "plugins", "list", "--json"], check=True)
+    import json
+
+    events = [json.loads(line) for line in proc.stderr.splitlines()]
+    loaded = [e for e in events if e["event"] == "plugins_loaded"]
+    assert loaded and "core" in loaded[0]["loaded"] and loaded[0]["level"] == "debug"

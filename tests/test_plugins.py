@@ -1,0 +1,126 @@
+"""Plugins for real: third-party distributions installed with pip, loaded from entry points."""
+
+from __future__ import annotations
+
+import pytest
+
+from golem.errors import DuplicateComponentError, UnknownComponentError
+from golem.plugins import load_plugins
+from golem.registry import Owner, Registry
+from tests.helpers import json_out
+
+
+def _plugins(proc) -> dict[str, dict]:
+    return {p["plugin"]: p for p in json_out(proc)["plugins"]}
+
+
+def test_installed_plugin_is_listed_with_its_components(golem_cli, plugin_site):
+    proc = golem_cli(["plugins", "list", "--json"], env={"PYTHONPATH": str(plugin_site)}, check=True)
+    plugins = _plugins(proc)
+    example = plugins["example"]
+    assert example["distribution"] == "golem-example-plugin"
+    assert example["version"] == "1.2.3"
+    assert example["status"] == "ok"
+    assert example["components"] == {"losses": ["example_l1"]}
+    assert plugins["core"]["status"] == "ok"
+    assert plugins["core"]["distribution"] == "golem-core"
+
+
+def test_broken_plugins_are_reported_and_the_cli_keeps_working(golem_cli, plugin_site):
+    proc = golem_cli(["plugins", "list", "--json"], env={"PYTHONPATH": str(plugin_site)}, check=True)
+    plugins = _plugins(proc)
+    assert plugins["broken_import"]["status"] == "broken"
+    assert "golem_dependency_that_does_not_exist" in plugins["broken_import"]["error"]
+    assert plugins["broken_hook"]["status"] == "broken"
+    assert "fails while registering" in plugins["broken_hook"]["error"]
+    # nothing of a plugin that failed half-way is registered
+    assert plugins["broken_hook"]["components"] == {}
+    # other commands still work
+    ok = golem_cli(["config", "show", "--json"], env={"PYTHONPATH": str(plugin_site)})
+    assert ok.returncode == 0, ok.stderr
+
+
+def test_duplicate_name_breaks_the_later_plugin_naming_both_owners(golem_cli, plugin_site):
+    plugins = _plugins(golem_cli(["plugins", "list", "--json"], env={"PYTHONPATH": str(plugin_site)}, check=True))
+    error = plugins["zz_clash"]["error"]
+    assert "example_l1" in error
+    assert "golem-example-plugin" in error and "golem-clash-plugin" in error
+    assert plugins["example"]["status"] == "ok"
+
+
+def test_plugin_component_is_selectable_with_plugin_flag(golem_cli, plugin_site):
+    env = {"PYTHONPATH": str(plugin_site)}
+    proc = golem_cli(["config", "show", "--json", "--plugin", "example_l1"], env=env, check=True)
+    loss = json_out(proc)["settings"]["training.loss"]
+    assert loss == {"value": "example_l1", "source": "flag --plugin"}
+    # the global position works too
+    proc = golem_cli(["--plugin", "losses:example_l1", "config", "show", "--json"], env=env, check=True)
+    assert json_out(proc)["settings"]["training.loss"]["value"] == "example_l1"
+
+
+def test_plugin_adds_a_command(golem_cli, plugin_site):
+    proc = golem_cli(["example-hello", "--name", "doomguy"], env={"PYTHONPATH": str(plugin_site)}, check=True)
+    assert "hello doomguy from golem-example-plugin" in proc.stdout
+
+
+def test_load_plugins_env_restricts_distributions(golem_cli, plugin_site):
+    env = {"PYTHONPATH": str(plugin_site), "GOLEM_LOAD_PLUGINS": "golem-example-plugin"}
+    plugins = _plugins(golem_cli(["plugins", "list", "--json"], env=env, check=True))
+    assert set(plugins) == {"core", "example"}
+
+
+def test_unknown_plugin_name_is_one_line_listing_known_names(golem_cli, plugin_site):
+    proc = golem_cli(["config", "show", "--plugin", "focul"], env={"PYTHONPATH": str(plugin_site)})
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert "unknown component 'focul'" in lines[0]
+    assert "example_l1" in lines[0]  # the known losses are listed
+    assert "Traceback" not in proc.stderr
+
+
+def test_disabling_the_selected_loss_is_refused(golem_cli, plugin_site):
+    env = {"PYTHONPATH": str(plugin_site)}
+    proc = golem_cli(["config", "show", "--plugin", "example_l1", "--plugin", "no:example_l1"], env=env)
+    assert proc.returncode == 2
+    assert "is the selected loss" in proc.stderr
+
+
+def test_in_process_loading_records_owners(plugin_site, monkeypatch):
+    monkeypatch.syspath_prepend(str(plugin_site))
+    host = load_plugins(only=["example"])
+    comp = host.registry.get("losses", "example_l1")
+    assert comp.owner.distribution == "golem-example-plugin"
+    assert comp.owner.version == "1.2.3"
+    assert callable(comp.obj)
+
+
+def test_registry_duplicate_and_unknown_errors():
+    reg = Registry()
+    a = Owner("a", "golem-a", "1")
+    b = Owner("b", "golem-b", "2")
+    reg.add("losses", "focal", object(), a)
+    with pytest.raises(DuplicateComponentError, match="golem-a.*golem-b"):
+        reg.add("losses", "focal", object(), b)
+    reg.add("models", "focal", object(), b)  # same name, other category: allowed
+    with pytest.raises(UnknownComponentError, match="unknown loss 'focul'; known: focal"):
+        reg.get("losses", "focul")
+    with pytest.raises(ValueError):
+        reg.add("losses", "bad:name", object(), a)
+
+
+class _Inline:
+    """A plugin object registered directly (embedding and tests)."""
+
+    import golem as _g
+
+    @staticmethod
+    @_g.hookimpl
+    def register_samplers(register):
+        register("inline_sampler", object())
+
+
+def test_extra_plugins_register_through_the_same_hooks():
+    host = load_plugins(only=[], extra=[("inline", _Inline)])
+    assert host.registry.get("samplers", "inline_sampler").owner.plugin == "inline"
+    assert [p.name for p in host.plugins][0] == "core"
