@@ -11,7 +11,6 @@ import time
 import zipfile
 from pathlib import Path
 
-import lmdb
 import numpy as np
 import pytest
 from typer.testing import CliRunner
@@ -51,6 +50,8 @@ def test_sigkill_mid_episode_keeps_every_completed_episode(tmp_path: Path) -> No
     try:
         assert proc.stdout is not None
         for line in proc.stdout:
+            if not line.startswith(("begin ", "done ")):
+                continue  # log events
             word, n, stamp = line.split()
             if word == "begin":
                 began = float(stamp)
@@ -128,10 +129,15 @@ def _corrupt_member(tmp_path: Path) -> Path:
     return bad
 
 
+def _write(path: Path, raw: bytes) -> Path:
+    path.write_bytes(raw)
+    return path
+
+
 CASES = {
     "truncated": (_truncated, [], "not a readable .npz"),
     "corrupt member": (_corrupt_member, [], "not a readable .npz"),
-    "not a zip": (lambda d: (d / "junk.npz").write_bytes(b"hello") or d / "junk.npz", [], "not a readable .npz"),
+    "not a zip": (lambda d: _write(d / "junk.npz", b"hello"), [], "not a readable .npz"),
     "mismatched lengths": (
         lambda d: _good(d / "len.npz", depths=np.zeros((11, 64, 64), np.uint8)),
         [],
@@ -170,10 +176,17 @@ def test_bad_npz_is_one_line_and_store_unchanged(seeded: Path, tmp_path: Path, c
 
 
 def test_newer_schema_via_console_script(seeded: Path, tmp_path: Path) -> None:
-    env = lmdb.open(str(seeded), max_dbs=4, map_size=1 << 30)
-    with env.begin(write=True) as txn:
-        txn.put(b"schema_version", str(SCHEMA_VERSION + 5).encode(), db=env.open_db(b"meta"))
-    env.close()
+    # A separate process stamps the newer schema: LMDB forbids opening one environment
+    # twice in a process, and earlier in-process CLI runs may still hold theirs.
+    stamp = (
+        "import lmdb, sys\n"
+        "env = lmdb.open(sys.argv[1], max_dbs=4, map_size=1 << 30)\n"
+        "meta = env.open_db(b'meta')\n"
+        "with env.begin(write=True) as txn:\n"
+        "    txn.put(b'schema_version', sys.argv[2].encode(), db=meta)\n"
+        "env.close()\n"
+    )
+    subprocess.run([sys.executable, "-c", stamp, str(seeded), str(SCHEMA_VERSION + 5)], check=True, timeout=60)
     before = (seeded / "data.mdb").read_bytes()
     golem = Path(sys.executable).with_name("golem")
     for args in (["list"], ["import", str(_good(tmp_path / "x.npz"))], ["delete", "0", "--yes"]):

@@ -16,6 +16,7 @@ from golem.logs import LEVELS, configure_logging
 from golem.plugins import PluginHost, load_plugins
 from golem_cli.commands import config as config_cmd
 from golem_cli.commands import data as data_cmd
+from golem_cli.commands import models as models_cmd
 from golem_cli.commands.demo import demo_command
 from golem_cli.commands import plugins as plugins_cmd
 from golem_cli.commands import run as run_cmd
@@ -89,6 +90,7 @@ def build_app(host: PluginHost | None = None, *, log_json: bool = False, log_lev
     app.add_typer(config_cmd.app, name="config")
     app.add_typer(run_cmd.app, name="run")
     app.add_typer(data_cmd.app, name="data")
+    app.add_typer(models_cmd.app, name="models")
     app.command("demo")(demo_command)
     host.add_commands(app)
     return app

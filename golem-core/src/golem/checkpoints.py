@@ -115,6 +115,7 @@ def save_checkpoint(
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         try:
+            os.fchmod(fd, 0o644)  # mkstemp makes 0600; a model file is as readable as any other
             with os.fdopen(fd, "wb") as fh:
                 fh.write(blob)
                 fh.flush()

@@ -10,6 +10,20 @@ import structlog
 LEVELS = ("debug", "info", "warning", "error")
 
 
+class _CurrentStderr:
+    """Writes to whatever ``sys.stderr`` is at the time of writing.
+
+    Binding the stream at configuration time breaks when a caller (a test
+    runner, a notebook) swaps ``sys.stderr`` and later closes its replacement.
+    """
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+
 def configure_logging(*, json: bool = False, level: str = "info") -> None:
     """Route structlog events to stderr, as JSON lines (``json=True``) or coloured text.
 
@@ -30,6 +44,6 @@ def configure_logging(*, json: bool = False, level: str = "info") -> None:
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(getattr(logging, level.upper())),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        logger_factory=structlog.PrintLoggerFactory(file=_CurrentStderr()),
         cache_logger_on_first_use=False,
     )

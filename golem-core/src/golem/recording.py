@@ -95,6 +95,14 @@ def play_episode(
 ) -> tuple[dict[str, np.ndarray], dict[str, float]]:
     """Play one episode and return its arrays and end-of-episode counters.
 
+    The sensors read each tic's state on a helper thread while this thread
+    acts and the engine (another process; ``make_action`` releases the GIL)
+    computes the next tic; the helper also writes each step into arrays sized
+    for the whole episode (the episode timeout, else grown by doubling), so no
+    stacking is left for the end. It takes the states in order and the
+    engine's state arrays are copies, so the arrays equal those of reading
+    each state before acting.
+
     Args:
         session: a started session; its sensors are read every tic.
         seed: engine seed for this episode.
@@ -107,31 +115,68 @@ def play_episode(
         ``[T, *shape]`` array per sensor key; ``counters``: ``kills``, ``health``,
         ``tics`` (survival) and ``dead`` (0/1) at the end.
     """
+    import threading
+
     import vizdoom as vzd
 
     game = session.game
     session.new_episode(seed)
-    steps: dict[str, list[np.ndarray]] = {s.key: [] for s in session.sensors}
+    bounds = [n for n in (max_steps, int(game.get_episode_timeout())) if n]
+    capacity = min(bounds) if bounds else 1024  # steps the first arrays hold
+    columns: dict[str, np.ndarray] = {}  # sensor key → [capacity, *shape]
+    states: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    backlog = 64  # states waiting for the sensors, at most (about 100 KB each)
+    failed: list[BaseException] = []
+
+    def keep(key: str, t: int, value: np.ndarray) -> None:
+        column = columns.get(key)
+        if column is None or t == len(column):  # first step, or full: double
+            grown = np.empty((capacity if column is None else 2 * t, *value.shape), dtype=value.dtype)
+            if column is not None:
+                grown[:t] = column
+            column = columns[key] = grown
+        column[t] = value
+
+    def read_sensors() -> None:
+        t = 0
+        while (state := states.get()) is not None:
+            try:
+                if not failed:
+                    for sensor in session.sensors:
+                        keep(sensor.key, t, sensor.extract(state))
+                    t += 1
+            except BaseException as exc:  # raised in the caller's thread below
+                failed.append(exc)
+
+    reader = threading.Thread(target=read_sensors, name="golem-sensors", daemon=True)
+    reader.start()
     actions: list[list[int]] = []
     rewards: list[float] = []
-    while not game.is_episode_finished():
-        state = game.get_state()
-        for sensor in session.sensors:
-            steps[sensor.key].append(sensor.extract(state))
-        if act is None:
-            game.advance_action(1)
-            action = [int(v != 0) for v in game.get_last_action()]
-            reward = float(game.get_last_reward())
-        else:
-            action = act(game, state)
-            reward = session.act(action)
-        actions.append(action)
-        rewards.append(reward)
-        if max_steps is not None and len(actions) >= max_steps:
-            break
+    try:
+        while not game.is_episode_finished() and not failed:
+            state = game.get_state()
+            while states.qsize() >= backlog and not failed:  # the sensors fell behind: let them catch up
+                time.sleep(0.001)
+            action = act(game, state) if act is not None else None
+            states.put(state)  # queued just before the engine runs, so the two threads rarely want the GIL at once
+            if action is None:
+                game.advance_action(1)
+                action = [int(v != 0) for v in game.get_last_action()]
+                reward = float(game.get_last_reward())
+            else:
+                reward = session.act(action)
+            actions.append(action)
+            rewards.append(reward)
+            if max_steps is not None and len(actions) >= max_steps:
+                break
+    finally:
+        states.put(None)
+        reader.join()
+    if failed:
+        raise failed[0]
     if not actions:
         raise GolemError(f"episode with seed {seed} ended before its first tic")
-    arrays = {key: np.stack(values) for key, values in steps.items()}
+    arrays = {key: column[: len(actions)] for key, column in columns.items()}
     arrays["actions"] = np.asarray(actions, dtype=np.uint8)
     arrays["rewards"] = np.asarray(rewards, dtype=np.float32)
     counters = {

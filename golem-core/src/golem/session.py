@@ -10,6 +10,10 @@ killed.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import os
+import sys
 import threading
 import time
 from collections.abc import Iterable, Sequence
@@ -38,6 +42,35 @@ _INIT_LOCK = threading.Lock()
 _STUCK_GUARDS: list[EngineGuard] = []
 
 
+def check_display() -> None:
+    """Fail with one line unless a game window can open (Linux: a reachable X display).
+
+    Without one, ViZDoom's SDL cannot create the window and the engine takes the
+    calling process down with a segmentation fault, so this runs before ``init()``.
+    ``SDL_VIDEODRIVER`` set to anything but ``x11`` (e.g. ``wayland``) skips the check.
+
+    Raises:
+        GolemError: ``DISPLAY`` unset or the X display cannot be opened.
+    """
+    if not sys.platform.startswith("linux") or os.environ.get("SDL_VIDEODRIVER", "x11") != "x11":
+        return
+    hint = "run from a desktop session or under a virtual screen (xvfb-run golem ...)"
+    display = os.environ.get("DISPLAY", "")
+    if not display:
+        raise GolemError(f"no display for the game window: DISPLAY is not set; {hint}")
+    try:
+        xlib = ctypes.CDLL(ctypes.util.find_library("X11") or "libX11.so.6")
+    except OSError:
+        return  # no Xlib to ask; let the engine try
+    xlib.XOpenDisplay.argtypes = [ctypes.c_char_p]
+    xlib.XOpenDisplay.restype = ctypes.c_void_p
+    xlib.XCloseDisplay.argtypes = [ctypes.c_void_p]
+    handle = xlib.XOpenDisplay(display.encode())
+    if not handle:
+        raise GolemError(f"cannot open display {display!r} for the game window; {hint}")
+    xlib.XCloseDisplay(handle)
+
+
 class Configurer(Protocol):
     """Anything that switches engine features on before ``init()`` (scripted experts do)."""
 
@@ -53,7 +86,8 @@ class Session:
         sensors: sensor instances; each one's ``configure(game)`` runs before
             ``init()`` and :meth:`observe` returns one array per sensor ``key``.
         scenario, doom_map, seed: override the settings' values.
-        visible: show the game window (default headless).
+        visible: show the game window (default headless); on Linux it needs a
+            reachable X display (:func:`check_display`).
         spectator: ``Mode.SPECTATOR`` — a human plays, :meth:`act` only advances.
         configurers: more objects with ``configure(game)`` (experts switching on
             objects info, labels, game variables).
@@ -62,7 +96,7 @@ class Session:
 
     Raises:
         GolemError: unknown scenario, missing/invalid WAD or map, unknown button,
-            engine error or start timeout — one line.
+            no display for a visible window, engine error or start timeout — one line.
     """
 
     def __init__(
@@ -88,15 +122,17 @@ class Session:
             scenario or settings.game.scenario, doom_map if doom_map is not None else settings.game.doom_map
         )
         self.seed = settings.game.seed if seed is None else seed
-        self._closed = False
         self._guard: EngineGuard | None = None
 
         keys = [s.key for s in self.sensors]
         if len(set(keys)) != len(keys):
             raise GolemError(f"two sensors share a key: {', '.join(keys)}")
+        if visible:
+            check_display()
 
         game = vzd.DoomGame()
         self._game = game
+        self._closed = False  # from here on close() has a game to end
         if self.scenario.config is not None:
             if not game.load_config(str(self.scenario.config)):
                 raise GolemError(f"ViZDoom could not load scenario config {self.scenario.config}")

@@ -20,13 +20,15 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import asdict, dataclass, field
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import structlog
 import torch
 from rich.console import Console
@@ -34,13 +36,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from torch import nn
 
 from golem.checkpoints import restore, save_checkpoint
-from golem.dataset import SequenceDataset
+from golem.dataset import Batch, SequenceDataset
 from golem.errors import GolemError
 from golem.modelspec import ModelSpec
 from golem.registry import Registry
 from golem.selection import check_selected
 from golem.settings import GolemSettings
 from golem.store import TrajectoryStore
+from golem.validation import Validation, to_device, validate
 
 log = structlog.get_logger("golem.training")
 
@@ -66,42 +69,6 @@ class TrainPlan:
     include_recovery: bool = False
     resume: bool = False
     store: Path | None = None
-
-
-@dataclass
-class ActionScore:
-    """Validation scores of one action at the activation threshold (``None`` where undefined: 0/0)."""
-
-    precision: float | None
-    recall: float | None
-    f1: float | None
-    support: int  # steps where the action is pressed in the validation data
-    predicted: int  # steps where the model presses it
-
-
-@dataclass
-class Validation:
-    """Validation metrics over every validation window once, run as streams with carried state.
-
-    Attributes:
-        loss: mean loss per element (as the training loss).
-        exact_match: share of steps whose every action is right.
-        actions: per action name, :class:`ActionScore`.
-        steps: validation steps scored.
-    """
-
-    loss: float
-    exact_match: float
-    actions: dict[str, ActionScore]
-    steps: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "loss": self.loss,
-            "exact_match": self.exact_match,
-            "steps": self.steps,
-            "actions": {name: asdict(score) for name, score in self.actions.items()},
-        }
 
 
 @dataclass
@@ -149,7 +116,9 @@ class TrainResult:
             "seconds": self.seconds,
             "history": self.history,
             "validation": self.validation.to_dict() if self.validation else None,
-            "data": {k: v for k, v in self.data.items() if k != "episodes"},
+            "data": {k: v for k, v in self.data.items() if not k.endswith("episodes")}
+            | {"episodes": len(self.data.get("episodes", ())),
+               "validation_episodes": len(self.data.get("validation_episodes", ()))},
         }
 
 
@@ -172,11 +141,6 @@ def select_device(name: str = "auto") -> torch.device:
 
 
 # --- one step ----------------------------------------------------------------
-
-
-def to_device(inputs: Mapping[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
-    """Move every input tensor to ``device`` (non-blocking where the copy allows it)."""
-    return {name: x.to(device, non_blocking=True) for name, x in inputs.items()}
 
 
 def train_step(
@@ -211,100 +175,22 @@ def train_step(
     return float(loss.detach()), hx.detach()
 
 
-# --- validation --------------------------------------------------------------
+def prefetched(dataset: SequenceDataset, batches: Iterable[Sequence[int]], depth: int = 2) -> Iterator[Batch]:
+    """``dataset.load_batch`` of each index list of ``batches``, in order, loaded ``depth`` batches ahead.
 
-
-def stream_batches(dataset: SequenceDataset, batch_size: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """Every window of ``dataset`` exactly once, as ``B`` contiguous streams.
-
-    Row ``b`` walks whole episodes (mirrored twins are their own streams) in
-    window order and takes the next one when its stream ends; once nothing is
-    left, rows that ran out are padded (inactive) until every row is done.
-
-    Yields:
-        ``(indices[B], active[B])``: window indices into ``dataset.pointers``
-        and which rows are real (padding repeats a valid index).
+    A single background thread reads the store (and converts to network
+    tensors) while the caller computes on the previous batch; the order, and so
+    the result of a seeded run, is the same as loading in line.
     """
-    p = dataset.pointers
-    if len(p) == 0:
-        return
-    order = np.lexsort((p["start"], p["mirrored"], p["episode"]))
-    key = p["episode"][order] * 2 + p["mirrored"][order]
-    cuts = np.flatnonzero(key[1:] != key[:-1]) + 1
-    pool = [s.tolist() for s in np.split(order, cuts)][::-1]
-    B = max(1, min(batch_size, len(pool)))
-    streams: list[list[int]] = [[] for _ in range(B)]
-    pos = [0] * B
-    pad = int(order[0])
-    while True:
-        indices = np.full(B, pad, dtype=np.int64)
-        active = np.zeros(B, dtype=bool)
-        for b in range(B):
-            if pos[b] >= len(streams[b]) and pool:
-                streams[b], pos[b] = pool.pop(), 0
-            if pos[b] < len(streams[b]):
-                indices[b], active[b] = streams[b][pos[b]], True
-                pos[b] += 1
-        if not active.any():
-            return
-        yield indices, active
-
-
-@torch.no_grad()
-def validate(
-    model: nn.Module,
-    loss_fn: nn.Module,
-    dataset: SequenceDataset,
-    device: torch.device,
-    batch_size: int,
-    activation: float = 0.5,
-) -> Validation:
-    """Loss, exact-match accuracy and per-action precision/recall/F1 over ``dataset``.
-
-    Windows run as contiguous streams (:func:`stream_batches`) with ``hx``
-    carried and zeroed where an episode starts, as the agent lives. An action
-    is pressed when ``sigmoid(logit) > activation``.
-    """
-    was_training = model.training
-    model.eval()
-    A = len(dataset.action_names)
-    tp = torch.zeros(A, dtype=torch.long)
-    fp = torch.zeros(A, dtype=torch.long)
-    fn = torch.zeros(A, dtype=torch.long)
-    exact, steps, loss_sum, loss_n = 0, 0, 0.0, 0
-    hx: torch.Tensor | None = None
-    for indices, active in stream_batches(dataset, batch_size):
-        batch = dataset.load_batch(indices)
-        if hx is None:
-            hx = model.initial_state(len(indices), device)
-        hx = model.reset_rows(hx, batch.is_first.to(device))
-        logits, hx = model(to_device(batch.inputs, device), hx)
-        rows = torch.from_numpy(active).to(device)
-        z, y = logits[rows], batch.targets.to(device)[rows]  # [b, L, A]
-        n = z.numel()
-        loss_sum += float(loss_fn(z, y)) * n
-        loss_n += n
-        pred = (torch.sigmoid(z) > activation).to(y.dtype)
-        tp += ((pred == 1) & (y == 1)).sum(dim=(0, 1)).cpu()
-        fp += ((pred == 1) & (y == 0)).sum(dim=(0, 1)).cpu()
-        fn += ((pred == 0) & (y == 1)).sum(dim=(0, 1)).cpu()
-        exact += int((pred == y).all(dim=-1).sum())
-        steps += z.shape[0] * z.shape[1]
-    model.train(was_training)
-    scores = {name: _score(int(tp[i]), int(fp[i]), int(fn[i])) for i, name in enumerate(dataset.action_names)}
-    return Validation(
-        loss=loss_sum / loss_n if loss_n else float("nan"),
-        exact_match=exact / steps if steps else float("nan"),
-        actions=scores,
-        steps=steps,
-    )
-
-
-def _score(tp: int, fp: int, fn: int) -> ActionScore:
-    precision = tp / (tp + fp) if tp + fp else None
-    recall = tp / (tp + fn) if tp + fn else None
-    f1 = 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else None
-    return ActionScore(precision=precision, recall=recall, f1=f1, support=tp + fn, predicted=tp + fp)
+    it = iter(batches)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="golem-batches") as pool:
+        pending: deque[Future[Batch]] = deque(pool.submit(dataset.load_batch, i) for i in islice(it, depth))
+        while pending:
+            batch = pending.popleft().result()
+            nxt = next(it, None)
+            if nxt is not None:
+                pending.append(pool.submit(dataset.load_batch, nxt))
+            yield batch
 
 
 # --- resume ------------------------------------------------------------------
@@ -429,11 +315,16 @@ def train(
         first_epoch = 0
         if plan.resume:
             active_path = settings.models_path() / ACTIVE
+            if not active_path.is_file():
+                raise GolemError(
+                    f"cannot --resume: no active model at {active_path}; train once without --resume"
+                )
             restored = restore(active_path, registry)
             _check_resumable(active_path, restored.spec, spec)
             model = restored.model
             history = list((restored.metadata.get("metrics") or {}).get("history") or [])
             first_epoch = (history[-1]["epoch"] + 1) if history else 0
+            data["resumed_from"] = {"path": str(active_path), "created": restored.metadata.get("created")}
             log.info("train.resume", path=str(active_path), epochs_before=first_epoch)
         else:
             model = registry.get("models", spec.model).obj(spec)
@@ -450,29 +341,29 @@ def train(
         )
 
         progress = Progress(
-            TextColumn("[bold]training[/bold] epoch {task.fields[epoch]}"),
+            TextColumn("[bold]{task.description}[/bold]"),
             BarColumn(),
             MofNCompleteColumn(),
-            TextColumn("loss {task.fields[loss]:.4f}  {task.fields[fps]:>7.0f} frames/s"),
+            TextColumn("{task.fields[info]}"),
             TimeElapsedColumn(),
             console=console,
             disable=console is None,
-            transient=False,
         )
         validation: Validation | None = None
         B, L = cfg.batch_size, cfg.sequence_length
         interrupted = False
         with progress:
+            epochs_task = progress.add_task("epochs", total=cfg.epochs, info="")
+            batches_task = progress.add_task("batches", total=None, info="")
             try:
                 for epoch in range(first_epoch, first_epoch + cfg.epochs):
                     # 5a. stateful truncated BPTT over the sampler's streams.
                     total = len(sampler) if hasattr(sampler, "__len__") else None
-                    task = progress.add_task("epoch", total=total, epoch=epoch + 1, loss=float("nan"), fps=0.0)
+                    progress.reset(batches_task, total=total, description=f"epoch {epoch + 1}", info="")
                     t0 = time.perf_counter()
                     hx = model.initial_state(B, device)
                     loss_sum, batches = 0.0, 0
-                    for indices in sampler:
-                        batch = train_ds.load_batch(indices)
+                    for batch in prefetched(train_ds, sampler):
                         loss, hx = train_step(
                             model, loss_fn, optimizer, to_device(batch.inputs, device),
                             batch.targets.to(device), batch.is_first.to(device), hx,
@@ -485,7 +376,9 @@ def train(
                         loss_sum += loss
                         batches += 1
                         fps = batches * B * L / max(time.perf_counter() - t0, 1e-9)
-                        progress.update(task, advance=1, loss=loss_sum / batches, fps=fps)
+                        progress.update(
+                            batches_task, advance=1, info=f"loss {loss_sum / batches:.4f}  {fps:.0f} frames/s"
+                        )
                     seconds = time.perf_counter() - t0
                     if batches == 0:
                         raise GolemError("the sampler yielded no batch; lower training.batch_size")
@@ -506,6 +399,10 @@ def train(
                         f1={k: None if v.f1 is None else round(v.f1, 3) for k, v in validation.actions.items()}
                         if validation else None,
                     )
+                    summary = f"train loss {record.train_loss:.4f}"
+                    if validation is not None:
+                        summary += f"  val loss {validation.loss:.4f}  exact {validation.exact_match:.3f}"
+                    progress.update(epochs_task, advance=1, info=summary)
                     if on_epoch is not None:
                         on_epoch(record)
             except KeyboardInterrupt:
@@ -527,15 +424,13 @@ def train(
 
 
 __all__ = [
-    "ActionScore",
     "EpochRecord",
     "TrainPlan",
     "TrainResult",
     "Validation",
     "save_model",
+    "prefetched",
     "select_device",
-    "stream_batches",
     "train",
     "train_step",
-    "validate",
 ]

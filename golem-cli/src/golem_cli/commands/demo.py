@@ -1,65 +1,124 @@
-"""``golem demo``: the main job, end to end, on a fresh clone with no arguments."""
+"""``golem demo``: the main job, end to end, on a fresh clone with no arguments.
+
+Record expert demonstrations on ``basic``, train the ``cfc`` liquid network on
+them, audit it on held-out episodes, and evaluate it against a random policy
+and the expert on unseen seeds. Everything goes into the demo's own folder.
+"""
 
 from __future__ import annotations
 
+import json
 import shutil
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.panel import Panel
 
-from golem.inspection import inspect_episodes
+from golem.audit import AuditPlan, audit
+from golem.evaluation import EvalPlan, evaluate
 from golem.recording import RecordPlan, record, resolve_expert
 from golem.store import TrajectoryStore
-from golem.store.verify import verify_store
+from golem.training import TrainPlan, train
+from golem_cli.commands.audit import print_report as print_audit
+from golem_cli.commands.evaluate import scoreboard_table
 from golem_cli.state import state
+
+#: Settings the demo uses unless the user's own (file, env, --set) say otherwise.
+#: basic episodes last ~11 tics, so short BPTT windows; a few epochs train in about a minute.
+DEMO_SETTINGS: dict[str, Any] = {
+    "brain.profile": "basic",
+    "brain.model": "cfc",
+    "brain.sensors": ["visual"],
+    "training.sequence_length": 5,
+    "training.batch_size": 16,
+    "training.epochs": 6,
+    "training.loss": "focal",
+}
 
 
 def demo_command(
     ctx: typer.Context,
-    out: Annotated[Path, typer.Option("--out", help="Folder for the demo's own store and files (recreated).")] = Path(
+    out: Annotated[Path, typer.Option("--out", help="Folder for the demo's store, models and reports (its store is recreated).")] = Path(
         "golem-data/demo"
     ),
-    episodes: Annotated[int, typer.Option("--episodes", "-n", min=1, help="Expert episodes to record.")] = 20,
+    episodes: Annotated[int, typer.Option("--episodes", "-n", min=4, help="Expert episodes to record.")] = 240,
+    eval_episodes: Annotated[int, typer.Option("--eval-episodes", min=1, help="Evaluation episodes per policy.")] = 20,
     workers: Annotated[int, typer.Option("--workers", "-w", min=1, help="Parallel engine processes.")] = 2,
     expert: Annotated[str, typer.Option("--expert", help="Scripted expert to learn from.")] = "basic",
 ) -> None:
-    """Record expert demonstrations, inspect and verify them: the most complete path built so far."""
+    """Record → train → audit → evaluate: prints the scoreboard and where the files went."""
     st = state(ctx)
-    settings = st.resolve().settings
+    resolved = st.resolve(flags={"data.root": str(out), "data.store": str(out / "store")})
+    given = set(resolved.sources)
+    defaults = {k: v for k, v in DEMO_SETTINGS.items() if k not in given}
+    settings = st.resolve(flags={"data.root": str(out), "data.store": str(out / "store"), **defaults}).settings
     registry = st.host.registry
     _, scenario = resolve_expert(settings, registry, expert, scenario_given=False)
-    store_path = out / "store"
+    settings.game.scenario = scenario
+    store_path = settings.store_path()
     if store_path.exists():
         shutil.rmtree(store_path)
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
+    timings: dict[str, float] = {}
 
-    st.out.rule(f"1/3 record {episodes} episodes of the {expert!r} expert on {scenario}")
+    def stage(name: str, since: float) -> float:
+        now = time.perf_counter()
+        timings[name] = round(now - since, 1)
+        return now
+
+    t = time.perf_counter()
+    st.out.rule(f"1/4 record {episodes} episodes of the {expert!r} expert on {scenario}")
     plan = RecordPlan(demonstrator="expert", expert=expert, episodes=episodes, workers=workers, tags=["demo"])
-    with TrajectoryStore.create(store_path) as store:
-        with st.err.status("recording…"):
-            ids = record(settings, registry, plan, store, scenario)
-        st.out.rule("2/3 inspect")
-        report = inspect_episodes(store, store.episodes())
-        data = report.to_dict()
-        r = data["returns"]
-        st.out.print(f"{len(ids)} episodes, {report.steps} steps; return {r['mean']:.2f} ± {r['std']:.2f}")
-        for name, a in data["actions"].items():
-            st.out.print(f"  {name:<14} {a['share']:6.1%}")
-        st.out.print(f"  {'(idle)':<14} {report.idle_share:6.1%}")
-        st.out.rule("3/3 verify")
-        verdict = verify_store(store)
-    status = "[green]ok[/green]" if verdict.ok else "[red]problems found[/red]"
+    with TrajectoryStore.create(store_path) as store, st.err.status("recording…"):
+        ids = record(settings, registry, plan, store, scenario)
+        steps = sum(i.length for i in store.episodes())
+    st.out.print(f"{len(ids)} episodes, {steps} frames → {store_path}")
+    t = stage("record", t)
+
+    st.out.rule(f"2/4 train {settings.brain.model} ({settings.training.loss} loss, {settings.training.epochs} epochs)")
+    result = train(settings, registry, TrainPlan(store=store_path), console=st.err)
+    final = result.validation.to_dict() if result.validation else {}
+    st.out.print(f"validation exact match {final.get('exact_match', float('nan')):.3f} → {result.active}")
+    t = stage("train", t)
+
+    st.out.rule("3/4 audit on held-out episodes (contiguous streams, carried state)")
+    chart = out / "reports" / "audit.png"
+    report = audit(settings, registry, AuditPlan(model=result.active, store=store_path, chart=chart))
+    print_audit(st, report)
+    t = stage("audit", t)
+
+    st.out.rule(f"4/4 evaluate on {eval_episodes} unseen seeds: model vs random vs expert")
+    board = evaluate(
+        settings,
+        registry,
+        EvalPlan(
+            model_path=result.active, scenario=scenario, episodes=eval_episodes, workers=workers,
+            threshold=settings.brain.activation, expert=expert,
+        ),
+    )
+    results_path = board.write(out / "reports" / "scoreboard.json")
+    st.out.print(scoreboard_table(board))
+    share = board.share()
+    stage("evaluate", t)
+
+    total = time.perf_counter() - started
+    (out / "reports" / "demo.json").write_text(
+        json.dumps({"timings_s": timings, "total_s": round(total, 1), "share": share, "summary": board.summary()}, indent=2)
+        + "\n"
+    )
+    raw = f"{share['raw']:.0%}" if share["raw"] is not None else "n/a"
+    normalised = f"{share['normalised']:.0%}" if share["normalised"] is not None else "n/a"
     st.out.print(
         Panel.fit(
-            f"store {store_path}  verify: {status}\n"
-            f"{len(ids)} episodes in {time.perf_counter() - started:.0f} s\n"
-            "next: `golem run inspect --store " + str(store_path) + "`",
+            f"the trained agent scores {raw} of the expert's mean return ({normalised} of the way from random to expert)\n"
+            f"store      {store_path}\n"
+            f"model      {result.active}\n"
+            f"audit      {report.chart}\n"
+            f"scoreboard {results_path}\n"
+            f"took {total:.0f} s (" + ", ".join(f"{k} {v:.0f} s" for k, v in timings.items()) + ")",
             title="golem demo",
         )
     )
-    if not verdict.ok:
-        raise typer.Exit(1)

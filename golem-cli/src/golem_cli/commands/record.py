@@ -10,7 +10,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from golem.errors import GolemError
 from golem.recording import Episode, RecordPlan, record, resolve_expert
+from golem.scenarios import resolve_scenario
 from golem.selection import check_selected
+from golem.session import check_display
 from golem.store import TrajectoryStore
 from golem_cli.options import PluginOpt, SetOpt
 from golem_cli.state import state
@@ -43,6 +45,10 @@ def record_command(
         _, scenario_name = resolve_expert(settings, registry, expert, scenario_given)
     else:
         scenario_name = settings.game.scenario
+    # Fail on a bad scenario or a missing display before anything is created on disk.
+    resolve_scenario(scenario_name, settings.game.doom_map)
+    if human:
+        check_display()
     plan = RecordPlan(
         demonstrator="human" if human else "expert", expert=expert, episodes=episodes, workers=workers,
         tags=list(tag or []), max_steps=max_steps,

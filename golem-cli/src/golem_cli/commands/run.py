@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import typer
 
+from golem_cli.commands.audit import audit_command
+from golem_cli.commands.evaluate import evaluate_command
+from golem_cli.commands.examine import examine_command
 from golem_cli.commands.inspect_cmd import inspect_command
+from golem_cli.commands.play import play_command
 from golem_cli.commands.record import record_command
+from golem_cli.commands.summary import summary_command
 from golem_cli.commands.train import train_command
 
 HELP = """The pipeline, stage by stage.
@@ -20,3 +25,8 @@ app = typer.Typer(help=HELP, no_args_is_help=True)
 app.command("record")(record_command)
 app.command("inspect")(inspect_command)
 app.command("train")(train_command)
+app.command("audit")(audit_command)
+app.command("examine")(examine_command)
+app.command("summary")(summary_command)
+app.command("evaluate")(evaluate_command)
+app.command("play")(play_command)

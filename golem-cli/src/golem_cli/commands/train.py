@@ -56,7 +56,7 @@ def _report(out, result: TrainResult) -> None:
     if val is None:
         out.print("[yellow]no validation episodes (training.validation_split or too few episodes)[/yellow]")
     else:
-        table = Table(title=f"Validation ({val.steps} steps, threshold on sigmoid)")
+        table = Table(title=f"Validation: {val.steps} steps, each once, state carried")
         for col in ("action", "precision", "recall", "F1", "pressed", "predicted"):
             table.add_column(col, justify="left" if col == "action" else "right")
         for name, s in val.actions.items():

@@ -128,21 +128,40 @@ class StoreReader:
         Returns ``out``.
         """
         info = self.info(episode)
-        spec = self._spec(info, key)
-        stop = start + out.shape[0]
-        self._check_window(info, key, start, stop)
-        if out.dtype != np.dtype(spec.dtype) or tuple(out.shape[1:]) != spec.step_shape:
+        prefix, dtype, items, step_bytes, step_shape = self._store._layout(info, key)
+        length = out.shape[0]
+        stop = start + length
+        if not 0 <= start < stop <= info.meta.length:
+            self._check_window(info, key, start, stop)
+        if out.dtype != dtype or out.shape[1:] != step_shape:
             raise GolemError(
-                f"output for {key!r} must be [L, {', '.join(map(str, spec.step_shape))}] {spec.dtype}, "
+                f"output for {key!r} must be [L, {', '.join(map(str, step_shape))}] {dtype}, "
                 f"got {list(out.shape)} {out.dtype}"
             )
         cs = info.chunk_steps
+        get, db, pack = self._txn.get, self._store._chunks, _CI.pack
+        index = start // cs
+        if (stop - 1) // cs == index:  # fast path: the window lies in one chunk — one get, one copy
+            buf = get(prefix + pack(index), db=db)
+            offset = (start - index * cs) * step_bytes
+            if buf is None or offset + length * step_bytes > len(buf):
+                self._chunk(info, key, index)
+                raise GolemError("a chunk is shorter than its episode says; run `golem data verify`")
+            out[...] = np.frombuffer(buf, dtype=dtype, count=length * items, offset=offset).reshape(out.shape)
+            return out
         s = start
         while s < stop:
             index = s // cs
             first = index * cs
             e = min(stop, first + cs)
-            out[s - start : e - start] = self._frombuffer(self._chunk(info, key, index), spec, s - first, e - s)
+            buf = get(prefix + pack(index), db=db)
+            if buf is None:
+                raise GolemError(f"episode {info.id} is missing chunk {index} of {key!r}; run `golem data verify`")
+            offset = (s - first) * step_bytes
+            if offset + (e - s) * step_bytes > len(buf):
+                raise GolemError("a chunk is shorter than its episode says; run `golem data verify`")
+            flat = np.frombuffer(buf, dtype=dtype, count=(e - s) * items, offset=offset)
+            out[s - start : e - start] = flat.reshape(e - s, *step_shape)
             s = e
         return out
 
@@ -172,6 +191,7 @@ class TrajectoryStore:
         self._episodes = env.open_db(_EPISODES, create=not readonly)
         self._chunks = env.open_db(_CHUNKS, create=not readonly)
         self._cache: dict[int, EpisodeInfo] = {}
+        self._layouts: dict[tuple[int, str], tuple[bytes, np.dtype[Any], int, int, tuple[int, ...]]] = {}
         with env.begin() as txn:
             self.schema_version = int(txn.get(b"schema_version", db=self._meta))
             self.chunk_steps = int(txn.get(b"chunk_steps", db=self._meta))
@@ -340,6 +360,7 @@ class TrajectoryStore:
                             break
         for i in ids:
             self._cache.pop(i, None)
+        self._layouts = {k: v for k, v in self._layouts.items() if k[0] not in ids}
         log.info("store.episodes_deleted", path=str(self.path), episodes=ids)
         return ids
 
@@ -378,6 +399,19 @@ class TrajectoryStore:
         """The :class:`EpisodeInfo` of ``episode_id``. Raises GolemError when there is none."""
         with self._env.begin() as txn:
             return self._info(txn, int(episode_id))
+
+    def _layout(self, info: EpisodeInfo, key: str) -> tuple[bytes, np.dtype[Any], int, int, tuple[int, ...]]:
+        """Per (episode, array): chunk-key prefix, dtype, items per step, bytes per step, step shape (cached)."""
+        cached = self._layouts.get((info.id, key))
+        if cached is None:
+            spec = info.arrays.get(key)
+            if spec is None:
+                raise GolemError(f"episode {info.id} has no {key!r} array (it has {', '.join(info.arrays)})")
+            items = int(np.prod(spec.step_shape, dtype=np.int64))
+            prefix = episode_key(info.id) + key.encode() + b"\x00"
+            cached = (prefix, np.dtype(spec.dtype), items, spec.step_bytes, spec.step_shape)
+            self._layouts[(info.id, key)] = cached
+        return cached
 
     def _info(self, txn: lmdb.Transaction, episode_id: int) -> EpisodeInfo:
         info = self._cache.get(episode_id)

@@ -22,6 +22,8 @@ _HELPERS = {
     "assert_loss_contract": "golem.testing.losses",
     "assert_expert_contract": "golem.testing.experts",
     "assert_model_contract": "golem.testing.models",
+    "random_inputs": "golem.testing.models",
+    "assert_sampler_contract": "golem.testing.samplers",
 }
 
 __all__ = sorted(_HELPERS)

@@ -21,6 +21,36 @@ def samples_per_step(sample_rate: int, buffer_tics: int = BUFFER_TICS) -> int:
     return buffer_tics * sample_rate // TICRATE
 
 
+def normalise(buffer: np.ndarray, dtype: np.dtype[Any] = np.dtype(np.float16)) -> np.ndarray:
+    """Interleaved samples ``[N, 2]`` → ``[2, N]`` scaled to zero mean, unit variance over the step (silence → zeros).
+
+    The same bits as ``w = buffer.T.astype(np.float32); ((w - w.mean()) / float(w.std())).astype(dtype)``:
+    the same float32 sums over the same memory order, each divided by the count
+    in float64 and rounded to float32 as numpy's ``mean``/``var`` do, but one
+    subtraction serves both the variance and the result, the division writes
+    the channels apart, and the float16 cast (numpy's is scalar code) runs
+    vectorised in torch (both round to nearest even). The result is C-contiguous.
+    """
+    flat = np.ascontiguousarray(buffer).astype(np.float32).reshape(-1)  # [2N]: L R L R …
+    mean = np.float32(float(np.add.reduce(flat)) / flat.size)
+    centred = np.subtract(flat, mean, out=flat)
+    std = float(np.sqrt(np.float32(float(np.add.reduce(centred * centred)) / flat.size)))
+    if std < SILENCE_STD:
+        return np.zeros(buffer.shape[::-1], dtype=dtype)
+    scaled = np.empty(buffer.shape[::-1], dtype=np.float32)  # [2, N]
+    np.divide(centred.reshape(buffer.shape).T, std, out=scaled)
+    return _cast(scaled, dtype)
+
+
+def _cast(x: np.ndarray, dtype: np.dtype[Any]) -> np.ndarray:
+    """``x.astype(dtype)``; float32 → float16 through torch's vectorised conversion (same rounding)."""
+    if x.dtype == np.float32 and dtype == np.float16:
+        import torch
+
+        return torch.from_numpy(x).to(torch.float16).numpy()
+    return x.astype(dtype)
+
+
 class AudioSensor(Sensor):
     """Stereo engine audio (``brain.dsp.sample_rate`` Hz, the last 4 tics).
 
@@ -47,15 +77,9 @@ class AudioSensor(Sensor):
 
     def _read(self, state: Any) -> np.ndarray | None:
         buffer = state.audio_buffer  # [N, 2] int16
-        if buffer is None or buffer.ndim != 2:
+        if buffer is None or buffer.ndim != 2 or buffer.shape[::-1] != self.shape:
             return None
-        wave = buffer.T.astype(np.float32)
-        if wave.shape != self.shape:
-            return None
-        std = float(wave.std())
-        if std < SILENCE_STD:
-            return np.zeros(self.shape, dtype=self.dtype)
-        return ((wave - wave.mean()) / std).astype(self.dtype)
+        return normalise(buffer, self.dtype)
 
     def mirror(self, x: np.ndarray) -> np.ndarray:
         """Swap the stereo channels of ``x[..., 2, N]`` (time is not reversed)."""

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from golem.builtin.visual import SIZE, bilinear_resize, to_uint8
+from golem.builtin.visual import SIZE, bilinear_resize_uint8
 from golem.sensors import Sensor
 
 
@@ -34,7 +34,7 @@ class DepthSensor(Sensor):
         depth = state.depth_buffer  # [H, W] uint8
         if depth is None:
             return None
-        return to_uint8(bilinear_resize(depth))[None]
+        return bilinear_resize_uint8(depth)[None]  # [1, 64, 64]
 
     def to_network(self, x):
         """uint8 ``[B, T, 1, 64, 64]`` → float32 in ``[0, 1]``."""

@@ -40,12 +40,12 @@ class ThermalSensor(Sensor):
         labels = state.labels_buffer  # [H, W] uint8
         if labels is None:
             return None
-        small = nearest_resize(labels)
+        small = nearest_resize(labels)  # [64, 64] uint8
         hot = small > STATIC_LABEL_MAX
         for label in state.labels or ():
             if getattr(label, "object_category", None) == SELF_CATEGORY:
                 hot &= small != label.value
-        return hot.astype(np.uint8)[None]
+        return hot.view(np.uint8)[None]  # bool is one byte: False → 0, True → 1
 
     def cortex(self, extra_channels: int = 0):
         """``[N, 1 + extra_channels, 64, 64]`` → ``[N, 128]``: 3 × (conv 3×3 stride 2 + ReLU) (16, 32, 32 channels)."""

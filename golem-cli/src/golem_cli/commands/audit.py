@@ -1,0 +1,89 @@
+"""``golem run audit``: per-action precision/recall/F1 of a trained model on held-out episodes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from golem.archives import resolve_model
+from golem.audit import AuditPlan, AuditReport, audit, default_chart_path, parse_ids
+from golem_cli.options import JsonOpt, PluginOpt, SetOpt
+from golem_cli.state import state
+
+
+def audit_command(
+    ctx: typer.Context,
+    model: Annotated[Optional[Path], typer.Option("--model", help="Checkpoint to audit (default: the profile's active model).", metavar="PATH")] = None,
+    episodes: Annotated[Optional[str], typer.Option("--episodes", help="Episode ids, e.g. 0,3,5-7 (default: the checkpoint's validation episodes).", metavar="IDS")] = None,
+    module: Annotated[Optional[str], typer.Option("--module", "-m", help="Audit episodes of this scenario or tag.")] = None,
+    sequence_length: Annotated[Optional[int], typer.Option("--sequence-length", "-L", min=1, help="Window length (default: the one the model was trained with).")] = None,
+    threshold: Annotated[Optional[float], typer.Option("--threshold", help="Press an action above this probability (brain.activation).")] = None,
+    chart: Annotated[Optional[Path], typer.Option("--chart", help="PNG of P/R/F1 per action (default: under data.root/reports).", metavar="PATH")] = None,
+    no_chart: Annotated[bool, typer.Option("--no-chart", help="Do not write the chart.")] = False,
+    device: Annotated[Optional[str], typer.Option("--device", help="auto, cpu, cuda or mps (training.device).")] = None,
+    store: Annotated[Optional[Path], typer.Option("--store", help="Store directory (default: data.store).", metavar="PATH")] = None,
+    plugin: PluginOpt = None,
+    set_: SetOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Score the model on held-out episodes run as contiguous streams with carried state, every frame once."""
+    st = state(ctx)
+    flags = {"brain.activation": threshold, "training.device": device}
+    settings = st.resolve(plugin=plugin, set_=set_, flags=flags).settings
+    ids = parse_ids(episodes) if episodes is not None else None
+    chart_path = None if no_chart else (chart or default_chart_path(settings, resolve_model(settings, model)))
+    plan = AuditPlan(model=model, store=store, episodes=ids, module=module, sequence_length=sequence_length,
+                     chart=chart_path)
+    progress = Progress(
+        TextColumn("[bold]auditing[/bold]"), BarColumn(), MofNCompleteColumn(), TextColumn("steps"),
+        TimeElapsedColumn(), console=st.err, disable=as_json, transient=True,
+    )
+    task = progress.add_task("audit", total=None)
+
+    def on_start(total: int) -> None:  # the bar appears once the model and the episodes are known to be good
+        progress.update(task, total=total)
+        progress.start()
+
+    try:
+        report = audit(
+            settings, st.host.registry, plan,
+            on_start=on_start, on_window=lambda w: progress.advance(task, len(w.probabilities)),
+        )
+    finally:
+        if progress.live.is_started:
+            progress.stop()
+    if as_json:
+        typer.echo(json.dumps(report.to_dict()))
+        return
+    print_report(st, report)
+
+
+def _fmt(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+def print_report(st, report: AuditReport) -> None:
+    chosen = {"validation": "held-out validation", "episodes": "chosen", "module": "module", "all": "all"}
+    table = Table(
+        title=f"Audit on {len(report.episodes)} episode(s) ({chosen.get(report.selection, report.selection)}), "
+        f"{report.steps} steps in {report.windows} windows of ≤{report.sequence_length}, state carried",
+    )
+    for col in ("action", "precision", "recall", "F1", "support", "predicted"):
+        table.add_column(col, justify="left" if col == "action" else "right")
+    for name, s in report.actions.items():
+        table.add_row(name, _fmt(s.precision), _fmt(s.recall), _fmt(s.f1), str(s.support), str(s.predicted))
+    table.caption = f"exact match {report.exact_match:.3f}   threshold {report.threshold:g}   — : undefined (0/0)"
+    st.out.print(table)
+    if report.selection == "all":
+        st.err.print(
+            "[yellow]note: the model names no held-out episodes of this store; these scores include "
+            "episodes it may have trained on (choose with --episodes or --module)[/yellow]"
+        )
+    st.out.print(f"model {report.model}", highlight=False, soft_wrap=True)
+    if report.chart:
+        st.out.print(f"chart → {report.chart}", highlight=False, soft_wrap=True)

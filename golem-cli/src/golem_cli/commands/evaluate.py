@@ -1,0 +1,118 @@
+"""``golem run evaluate``: the scoreboard — model vs random vs scripted expert on the same seeds."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from golem.agent import EpisodeResult
+from golem.evaluation import EVAL_START_SEED, EvalPlan, Scoreboard, evaluate, expert_for
+from golem.scenarios import resolve_scenario
+from golem_cli.commands.play import resolve_player
+from golem_cli.options import JsonOpt, PluginOpt, SetOpt
+from golem_cli.state import state
+
+
+def _cell(stats: dict[str, Any], digits: int = 2) -> str:
+    if stats["mean"] is None:
+        return "–"
+    return f"{stats['mean']:.{digits}f} ± {stats['std']:.{digits}f}"
+
+
+def scoreboard_table(board: Scoreboard) -> Table:
+    """Mean ± std per policy; kills and survival columns where the scenario has them."""
+    summary = board.summary()
+    title = f"{summary['scenario']}: {summary['episodes']} episode(s) per policy, seeds {board.plan.start_seed}…"
+    table = Table(title=title, show_edge=False)
+    table.add_column("policy")
+    table.add_column("return", justify="right")
+    if board.has_kills:
+        table.add_column("kills", justify="right")
+    if board.has_survival:
+        table.add_column("survival (tics)", justify="right")
+        table.add_column("deaths", justify="right")
+    for role, stats in summary["policies"].items():
+        label = f"expert ({board.plan.expert})" if role == "expert" else role
+        row = [label, _cell(stats["return"])]
+        if board.has_kills:
+            row.append(_cell(stats["kills"]))
+        if board.has_survival:
+            row += [_cell(stats["tics"], 0), f"{stats['death_rate']:.0%}"]
+        table.add_row(*row)
+    return table
+
+
+def evaluate_command(
+    ctx: typer.Context,
+    model: Annotated[Optional[Path], typer.Option("--model", "-m", help="Checkpoint to judge (default: the profile's active model).", metavar="PATH")] = None,
+    scenario: Annotated[Optional[str], typer.Option("--scenario", "-s", help="Scenario name, .cfg or .wad (default: the model's, else game.scenario).")] = None,
+    episodes: Annotated[int, typer.Option("--episodes", "-n", min=1, help="Episodes per policy.")] = 10,
+    workers: Annotated[int, typer.Option("--workers", "-w", min=1, max=64, help="Parallel engine processes.")] = 1,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the first episode; episode i uses seed+i (away from training seeds).")] = EVAL_START_SEED,
+    max_steps: Annotated[Optional[int], typer.Option("--max-steps", min=1, help="Cut episodes after this many tics.")] = None,
+    out: Annotated[Optional[list[Path]], typer.Option("--out", "-o", help="Write per-episode results to .json (with the summary) or .csv. Repeatable.", metavar="PATH")] = None,
+    json_: JsonOpt = False,
+    plugin: PluginOpt = None,
+    set_: SetOpt = None,
+) -> None:
+    """Judge the model against the random policy and the scenario's scripted expert on the same seeds.
+
+    Shares of the expert's mean return: normalised = (model − random) / (expert − random)
+    (0 = random, 1 = expert) and raw = model / expert.
+    """
+    st = state(ctx)
+    for target in out or []:
+        if target.suffix.lower() not in (".json", ".csv"):
+            raise typer.BadParameter(f"{target.name}: must end in .json or .csv", param_hint="--out")
+    resolved = st.resolve(plugin=plugin, set_=set_, flags={"game.scenario": scenario})
+    settings = resolved.settings
+    registry = st.host.registry
+    path, _, scenario_name, threshold = resolve_player(resolved, model)
+    resolve_scenario(scenario_name, settings.game.doom_map)  # unknown names fail before any worker starts
+    expert = expert_for(registry, scenario_name)
+    plan = EvalPlan(
+        model_path=path, scenario=scenario_name, episodes=episodes, workers=workers, start_seed=seed,
+        max_steps=max_steps, threshold=threshold, expert=expert,
+    )
+    total = episodes * len(plan.roles)
+    progress = Progress(
+        TextColumn("[bold]evaluating[/bold] {task.fields[what]}"), BarColumn(), MofNCompleteColumn(),
+        TimeElapsedColumn(), console=st.err, transient=True,
+    )
+    with progress:
+        task = progress.add_task("evaluate", total=total, what=f"{path.name} on {scenario_name}")
+
+        def on_episode(result: EpisodeResult) -> None:
+            progress.update(task, advance=1)
+
+        board = evaluate(settings, registry, plan, on_episode=on_episode)
+    written = [board.write(target) for target in out or []]
+    summary = board.summary()
+    if json_:
+        st.out.print_json(json.dumps(summary))
+        return
+    st.out.print(scoreboard_table(board))
+    share = summary["share"]
+    if board.note:
+        st.out.print(f"[yellow]note:[/yellow] {board.note}", highlight=False, soft_wrap=True)
+    else:
+        norm = "–" if share["normalised"] is None else f"{share['normalised']:.1%}"
+        raw = "–" if share["raw"] is None else f"{share['raw']:.1%}"
+        st.out.print(
+            f"model's share of the expert: normalised {norm} ((model − random)/(expert − random)), "
+            f"raw {raw} (model/expert)",
+            highlight=False, soft_wrap=True,
+        )
+    latency = summary["model_latency_ms"]
+    if latency:
+        st.out.print(
+            f"model decision time per tic: p50 {latency['total_p50_ms']:.2f} ms, p99 {latency['total_p99_ms']:.2f} ms",
+            highlight=False, soft_wrap=True,
+        )
+    for target in written:
+        st.out.print(f"results → {target}", highlight=False, soft_wrap=True)

@@ -1,0 +1,207 @@
+"""``golem run play``: the trained model plays, headless, in a window, or into a video."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import numpy as np
+import typer
+from rich.table import Table
+
+from golem.agent import (
+    EpisodeResult,
+    check_compatible,
+    load_agent,
+    model_path,
+    run_episode,
+    trained_scenario,
+    trained_threshold,
+)
+from golem.checkpoints import read_metadata
+from golem.errors import GolemError
+from golem.profiles import PROFILES
+from golem.recording import build_sensors
+from golem.session import Session, check_display
+from golem.settings import GolemSettings, ResolvedSettings
+from golem_cli.options import JsonOpt, PluginOpt, SetOpt
+from golem_cli.state import state
+
+#: Frames per second of a written video: one frame per tic.
+VIDEO_FPS = 35
+VIDEO_SUFFIXES = (".gif", ".mp4")
+
+
+class VideoWriter:
+    """Writes the RGB screens the agent saw (uint8 ``[H, W, 3]`` per tic) to a ``.gif`` or ``.mp4``.
+
+    MP4 frames stream to ffmpeg (``imageio-ffmpeg``); GIF frames are kept and
+    written by Pillow on :meth:`close` (GIF delays are whole centiseconds: 30 ms a frame).
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.suffix = path.suffix.lower()
+        if self.suffix not in VIDEO_SUFFIXES:
+            raise GolemError(f"--video must end in .gif or .mp4, got {path.name}")
+        self.frames = 0
+        self._gif: list[np.ndarray] = []
+        self._mp4: Any = None
+        try:
+            if self.suffix == ".gif":
+                import PIL.Image  # noqa: F401
+            else:
+                import imageio.v2  # noqa: F401
+                import imageio_ffmpeg  # noqa: F401
+        except ImportError as exc:
+            need = "pillow" if self.suffix == ".gif" else "imageio imageio-ffmpeg"
+            raise GolemError(f"writing {self.suffix} video needs {need} (pip install {need}): {exc}") from None
+        if not path.parent.is_dir():
+            raise GolemError(f"cannot write video {path}: folder {path.parent} does not exist")
+
+    def add(self, frame: np.ndarray | None) -> None:
+        """Append one screen (uint8 ``[H, W, 3]``); ``None`` or other shapes are skipped."""
+        if frame is None or frame.ndim != 3 or frame.shape[2] != 3:
+            return
+        if self.suffix == ".mp4":
+            if self._mp4 is None:  # opened at the first frame: a failed start leaves no empty file
+                import imageio.v2 as imageio
+
+                self._mp4 = imageio.get_writer(str(self.path), fps=VIDEO_FPS, macro_block_size=8, codec="libx264")
+            self._mp4.append_data(frame)
+        else:
+            self._gif.append(np.array(frame, copy=True))
+        self.frames += 1
+
+    def close(self) -> None:
+        """Finish the file."""
+        try:
+            if self._mp4 is not None:
+                self._mp4.close()
+                self._mp4 = None
+            elif self._gif:
+                from PIL import Image
+
+                images = [Image.fromarray(f) for f in self._gif]
+                images[0].save(
+                    self.path, save_all=True, append_images=images[1:], duration=round(1000 / VIDEO_FPS, -1), loop=0
+                )
+                self._gif = []
+        except OSError as exc:
+            raise GolemError(f"cannot write video {self.path}: {exc.strerror or exc}") from None
+
+
+class RealTime:
+    """Configurer: the engine runs at its own 35 Hz clock (``Mode.ASYNC_PLAYER``) so a person can watch."""
+
+    def configure(self, game: Any) -> None:
+        import vizdoom as vzd
+
+        game.set_mode(vzd.Mode.ASYNC_PLAYER)
+        game.set_ticrate(VIDEO_FPS)
+
+
+def resolve_player(resolved: ResolvedSettings, model: Path | None) -> tuple[Path, dict[str, Any], str, float]:
+    """``(checkpoint, metadata, scenario, threshold)`` for play/evaluate.
+
+    The scenario is the one given (flag, ``--set``, file, environment), else the
+    one in the model's metadata, else ``game.scenario``'s default. The threshold
+    is a given ``brain.activation``, else the model's, else the default.
+    """
+    settings = resolved.settings
+    path = model_path(settings, model)
+    metadata = read_metadata(path)
+    scenario = settings.game.scenario
+    if "game.scenario" not in resolved.sources:
+        scenario = trained_scenario(metadata) or scenario
+    threshold = settings.brain.activation
+    if "brain.activation" not in resolved.sources:
+        threshold = trained_threshold(metadata) or threshold
+    return path, metadata, scenario, threshold
+
+
+def episode_line(index: int, result: EpisodeResult) -> str:
+    """One episode's outcome for people."""
+    seconds = result.tics / 35.0
+    end = "died" if result.dead else "alive"
+    return (
+        f"episode {index}  seed {result.seed}  return {result.episode_return:8.2f}  kills {result.kills}  "
+        f"health {result.health:.0f}  survived {result.tics} tics ({seconds:.1f} s)  {end}"
+    )
+
+
+def play_command(
+    ctx: typer.Context,
+    model: Annotated[Optional[Path], typer.Option("--model", "-m", help="Checkpoint to play (default: the profile's active model).", metavar="PATH")] = None,
+    scenario: Annotated[Optional[str], typer.Option("--scenario", "-s", help="Scenario name, .cfg or .wad (default: the model's, else game.scenario).")] = None,
+    episodes: Annotated[int, typer.Option("--episodes", "-n", min=1, help="Episodes to play.")] = 1,
+    seed: Annotated[Optional[int], typer.Option("--seed", min=0, help="Seed of the first episode; episode i uses seed+i (default: game.seed).")] = None,
+    max_steps: Annotated[Optional[int], typer.Option("--max-steps", min=1, help="Cut episodes after this many tics.")] = None,
+    window: Annotated[bool, typer.Option("--window", help="Watch in a game window at real speed (needs a display).")] = False,
+    video: Annotated[Optional[Path], typer.Option("--video", help="Write the screens the model saw to a .gif or .mp4.", metavar="PATH")] = None,
+    json_: JsonOpt = False,
+    plugin: PluginOpt = None,
+    set_: SetOpt = None,
+) -> None:
+    """Let the trained model play and report each episode's return, kills, health and survival."""
+    st = state(ctx)
+    if window:
+        check_display()
+    resolved = st.resolve(plugin=plugin, set_=set_, flags={"game.scenario": scenario, "game.seed": seed})
+    settings: GolemSettings = resolved.settings
+    registry = st.host.registry
+    path, _, scenario_name, threshold = resolve_player(resolved, model)
+    writer = VideoWriter(video) if video is not None else None
+    agent = load_agent(path, registry, threshold)
+    sensors = build_sensors(settings, registry)
+    check_compatible(agent.spec, settings.brain.profile, PROFILES[settings.brain.profile], sensors)  # before the engine
+    configurers = [RealTime()] if window else []
+    results: list[EpisodeResult] = []
+    started = time.perf_counter()
+    try:
+        with Session(settings, sensors, scenario=scenario_name, visible=window, configurers=configurers) as session:
+            agent.check_session(session)
+            on_state = (lambda s: writer.add(s.screen_buffer)) if writer is not None else None
+            for i in range(episodes):
+                if i == 0:
+                    started = time.perf_counter()  # the engine is up: time the playing only
+                result = run_episode(session, agent, settings.game.seed + i, max_steps=max_steps, on_state=on_state)
+                results.append(result)
+                if not json_:
+                    st.out.print(episode_line(i + 1, result), highlight=False, soft_wrap=True)
+    except KeyboardInterrupt:
+        st.err.print(f"[yellow]interrupted after {len(results)} episode(s)[/yellow]")
+        raise typer.Exit(130) from None
+    finally:
+        if writer is not None:
+            writer.close()
+    seconds = time.perf_counter() - started
+    latency = agent.latency_ms()
+    if json_:
+        out = {
+            "model": str(path), "scenario": scenario_name, "threshold": threshold,
+            "episodes": [r.as_dict() for r in results], "seconds": round(seconds, 3), "latency_ms": latency,
+            "video": str(video) if video is not None else None,
+        }
+        st.out.print_json(json.dumps(out))
+        return
+    if len(results) > 1:
+        table = Table(title=f"{path.name} on {scenario_name}", show_edge=False)
+        for col in ("mean return", "mean kills", "mean survival (tics)", "deaths"):
+            table.add_column(col, justify="right")
+        table.add_row(
+            f"{np.mean([r.episode_return for r in results]):.2f}",
+            f"{np.mean([r.kills for r in results]):.2f}",
+            f"{np.mean([r.tics for r in results]):.0f}",
+            f"{sum(r.dead for r in results)}/{len(results)}",
+        )
+        st.out.print(table)
+    if latency:
+        st.out.print(
+            f"decision time per tic: p50 {latency['total_p50_ms']:.2f} ms, p99 {latency['total_p99_ms']:.2f} ms "
+            f"(a tic is 28.6 ms)", highlight=False, soft_wrap=True,
+        )
+    if writer is not None:
+        st.out.print(f"video: {writer.frames} frames → {video}", highlight=False, soft_wrap=True)

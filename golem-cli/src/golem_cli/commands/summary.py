@@ -1,0 +1,43 @@
+"""``golem run summary``: the network of a sensor configuration, layer by layer, with parameter counts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from golem.summary import summarize
+from golem_cli.options import JsonOpt, PluginOpt, SetOpt
+from golem_cli.state import state
+
+
+def summary_command(
+    ctx: typer.Context,
+    model: Annotated[Optional[Path], typer.Option("--model", help="Describe this checkpoint instead of the settings' configuration.", metavar="PATH")] = None,
+    depth: Annotated[int, typer.Option("--depth", min=1, max=8, help="Layer nesting shown.")] = 3,
+    plugin: PluginOpt = None,
+    set_: SetOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """The network layer by layer (torchinfo) and parameters per cortex, core and head (settings, or --model PATH)."""
+    st = state(ctx)
+    settings = st.resolve(plugin=plugin, set_=set_).settings
+    result = summarize(settings, st.host.registry, model, depth=depth)
+    if as_json:
+        typer.echo(json.dumps(result.to_dict()))
+        return
+    st.out.print(Text(result.table), soft_wrap=True)
+    table = Table(title=f"{result.model} on {result.profile} ({result.n_actions} actions) — {result.source}")
+    for col in ("sensor", "array", "step shape", "dtype", "cortex", "parameters"):
+        table.add_column(col, justify="right" if col == "parameters" else "left")
+    for s in result.sensors:
+        params = f"{s.parameters:,}" if s.parameters is not None else "[dim](counted above)[/dim]"
+        table.add_row(s.name, s.key, "×".join(map(str, s.shape)), s.dtype, s.cortex, params)
+    table.add_row("[bold]core[/bold]", "", "", "", f"working memory {result.working_memory}", f"{result.core:,}")
+    table.add_row("[bold]head[/bold]", "", "", "", f"→ {result.n_actions} logits", f"{result.head:,}")
+    table.caption = f"total {result.total:,} parameters ({result.trainable:,} trainable)"
+    st.out.print(table)

@@ -1,0 +1,390 @@
+"""The one sense→act loop of live play: sensors → tensors → ``model.step`` with carried ``hx`` → buttons.
+
+Live play, evaluation (and later DAgger and multiplayer) drive the engine
+through :func:`run_episode`. The engine runs in synchronous ``Mode.PLAYER``:
+each :meth:`Session.act` advances exactly one tic, so the engine's clock paces
+the loop and nothing sleeps. An :class:`Agent` carries the recurrent state
+``hx`` from tic to tic and zeroes it at a new episode and on death.
+
+Per-tic decision time is kept in the agent, in nanoseconds:
+
+* :attr:`Agent.sense_ns` — sensor extraction (engine state → stored arrays);
+* :attr:`Agent.decide_ns` — stored arrays → tensors → one ``model.step`` →
+  sigmoid → threshold → button list.
+
+Their sum is the time the agent adds to a tic; the engine's own tic is not in it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+import structlog
+import torch
+from torch import nn
+
+from golem.errors import GolemError
+from golem.modelspec import ModelSpec
+
+if TYPE_CHECKING:
+    from golem.registry import Registry
+    from golem.sensors import Sensor
+    from golem.session import Session
+    from golem.settings import GolemSettings
+
+log = structlog.get_logger(__name__)
+
+#: Intra-op threads for live play. One sense→act step is a batch of one: on the
+#: CPU one thread is as fast as several (see bench/bench_latency.py) and leaves
+#: the other cores to the engine and to parallel evaluation workers.
+LIVE_THREADS = 1
+
+
+def check_compatible(
+    spec: ModelSpec, profile: str, action_names: Sequence[str], sensors: Sequence[Sensor]
+) -> None:
+    """Fail with one line unless a session with ``profile``/``action_names``/``sensors`` can feed the model.
+
+    The session must press the model's buttons in the model's order and read
+    every sensor the model was trained on, with the same stored shape. Sensors
+    the session reads beyond those are ignored.
+
+    Raises:
+        GolemError: a different action profile, or a missing / differently shaped sensor.
+    """
+    actions = tuple(action_names)
+    expected = tuple(spec.action_names)
+    if (expected and expected != actions) or (not expected and spec.n_actions != len(actions)):
+        if spec.profile != profile:
+            raise GolemError(
+                f"model was trained for profile {spec.profile} ({spec.n_actions} actions) but the scenario "
+                f"session uses {profile} ({len(actions)}); pass --set brain.profile={spec.profile}"
+            )
+        raise GolemError(
+            f"model was trained on actions {', '.join(expected) or spec.n_actions} but the session presses "
+            f"{', '.join(actions)}"
+        )
+    by_name = {s.name: s for s in sensors}
+    missing = [name for name in spec.sensor_names if name not in by_name]
+    if missing:
+        have = ", ".join(by_name) or "none"
+        raise GolemError(
+            f"model expects sensors {', '.join(spec.sensor_names)} but the session reads {have}; "
+            f"enable {', '.join(missing)} (--plugin {' --plugin '.join(missing)})"
+        )
+    for sensor in spec.sensors:
+        got = tuple(by_name[sensor.name].shape)
+        if got != tuple(sensor.shape):
+            raise GolemError(
+                f"sensor {sensor.name} reads {got} in this session but the model was trained on {tuple(sensor.shape)}"
+            )
+
+
+class Agent:
+    """A trained model playing live, one tic at a time.
+
+    Args:
+        model: a network with ``step(inputs, hx) -> (logits[1, A], hx[1, S])``
+            where ``inputs[sensor name]`` is float ``[1, *shape]`` (``DoomNet``);
+            put in eval mode here.
+        spec: the model's spec (its sensors convert stored steps to network input).
+        threshold: press a button when its sigmoid probability exceeds this
+            (``brain.activation``, default 0.5).
+        threads: ``torch.set_num_threads`` for this process (``None``: leave it).
+
+    Attributes:
+        sense_ns: per decision, nanoseconds spent extracting sensors (filled by :func:`run_episode`).
+        decide_ns: per decision, nanoseconds from stored arrays to the button list (:meth:`act`).
+        last_probs: the last decision's button probabilities, float ``[A]``.
+        metadata: the checkpoint's metadata when loaded by :func:`load_agent`.
+    """
+
+    name = "model"
+
+    def __init__(
+        self, model: nn.Module, spec: ModelSpec, threshold: float = 0.5, *, threads: int | None = LIVE_THREADS
+    ) -> None:
+        if not 0.0 < threshold < 1.0:
+            raise GolemError(f"activation threshold must be between 0 and 1, got {threshold}")
+        if threads is not None:
+            torch.set_num_threads(threads)
+        self.model = model.eval()
+        self.spec = spec
+        self.threshold = float(threshold)
+        self.action_names: tuple[str, ...] = tuple(spec.action_names)
+        self._sensors = [(s.name, s.key, s) for s in spec.sensors]
+        try:
+            self._device = next(model.parameters()).device
+        except StopIteration:
+            self._device = torch.device("cpu")
+        self._hx: torch.Tensor | None = None
+        self.sense_ns: list[int] = []
+        self.decide_ns: list[int] = []
+        self.last_probs: np.ndarray = np.zeros(spec.n_actions, dtype=np.float32)
+        self.metadata: dict[str, Any] = {}
+
+    # --- compatibility -----------------------------------------------------
+
+    def check_session(self, session: Session) -> None:
+        """Fail with one line unless ``session`` presses the model's buttons and reads its sensors."""
+        check_compatible(self.spec, session.settings.brain.profile, session.action_names, session.sensors)
+
+    # --- state -------------------------------------------------------------
+
+    def reset(self) -> None:
+        """Zero the carried state (new episode, death)."""
+        self._hx = None
+
+    @property
+    def hx(self) -> torch.Tensor | None:
+        """The carried state ``[1, S]`` (``None`` right after :meth:`reset`: zeros on the next step)."""
+        return self._hx
+
+    # --- acting ------------------------------------------------------------
+
+    def act(self, observation: Mapping[str, np.ndarray]) -> list[int]:
+        """One tic's buttons from one stored step per sensor.
+
+        Args:
+            observation: ``{sensor key: array of the sensor's shape and dtype}``
+                (``frames``: uint8 ``[3, 64, 64]``, …), as :meth:`Session.observe` returns.
+
+        Returns:
+            One 0/1 per action name; the step's time is appended to :attr:`decide_ns`.
+        """
+        started = time.perf_counter_ns()
+        with torch.inference_mode():
+            inputs: dict[str, torch.Tensor] = {}
+            for name, key, sensor in self._sensors:
+                try:
+                    stored = observation[key]
+                except KeyError:
+                    got = ", ".join(observation)
+                    raise GolemError(f"observation lacks {key!r} (sensor {name}); got {got}") from None
+                x = torch.from_numpy(np.ascontiguousarray(stored)).unsqueeze(0)  # [1, *shape]
+                inputs[name] = sensor.to_network(x).to(self._device)
+            if self._hx is None:
+                init = getattr(self.model, "initial_state", None)
+                self._hx = init(1, self._device) if callable(init) else None
+            logits, self._hx = self.model.step(inputs, self._hx)  # [1, A], [1, S]
+            probs = torch.sigmoid(logits[0].float()).cpu().numpy()
+        self.last_probs = probs
+        action = [int(p > self.threshold) for p in probs]
+        self.decide_ns.append(time.perf_counter_ns() - started)
+        return action
+
+    def sense(self, state: Any, sensors: Sequence[Sensor]) -> dict[str, np.ndarray]:
+        """``{key: stored step}`` from a ``vizdoom.GameState``; the time goes to :attr:`sense_ns`."""
+        started = time.perf_counter_ns()
+        observation = {s.key: s.extract(state) for s in sensors}
+        self.sense_ns.append(time.perf_counter_ns() - started)
+        return observation
+
+    def latency_ms(self) -> dict[str, float]:
+        """p50/p99 of sense, decide and their sum per decision, in milliseconds (empty before any)."""
+        return latency_summary(self.sense_ns, self.decide_ns)
+
+
+def latency_summary(sense_ns: Sequence[int], decide_ns: Sequence[int]) -> dict[str, float]:
+    """``{"sense_p50_ms", …, "total_p99_ms", "decisions"}`` from per-decision nanosecond lists."""
+    n = len(decide_ns)
+    if n == 0:
+        return {}
+    decide = np.asarray(decide_ns, dtype=np.float64) / 1e6
+    sense = np.asarray(sense_ns[-n:], dtype=np.float64) / 1e6 if len(sense_ns) >= n else np.zeros(n)
+    out: dict[str, float] = {"decisions": float(n)}
+    for label, values in (("sense", sense), ("decide", decide), ("total", sense + decide)):
+        out[f"{label}_p50_ms"] = round(float(np.percentile(values, 50)), 4)
+        out[f"{label}_p99_ms"] = round(float(np.percentile(values, 99)), 4)
+    return out
+
+
+class ScriptedPolicy(Protocol):
+    """A policy that reads the engine directly: the experts and the random baseline."""
+
+    def reset(self, game: Any) -> None: ...
+
+    def act(self, game: Any, state: Any) -> list[int]: ...
+
+
+@dataclass(frozen=True)
+class EpisodeResult:
+    """What happened in one episode.
+
+    Attributes:
+        policy: who played (``model``, ``random``, an expert's name).
+        seed: the engine seed.
+        episode_return: the scenario's total reward.
+        tics: tics played (survival time; 35 tics = 1 s), capped by ``max_steps``.
+        kills: monsters killed (``KILLCOUNT``).
+        health: health at the end.
+        dead: the player was dead at the end.
+        deaths: deaths during the episode (respawns only happen in multiplayer).
+    """
+
+    policy: str
+    seed: int
+    episode_return: float
+    tics: int
+    kills: int
+    health: float
+    dead: bool
+    deaths: int
+
+    def as_dict(self) -> dict[str, Any]:
+        """The result as a JSON-ready dict."""
+        return asdict(self)
+
+
+def run_episode(
+    session: Session,
+    policy: Agent | ScriptedPolicy,
+    seed: int,
+    *,
+    max_steps: int | None = None,
+    on_state: Callable[[Any], None] | None = None,
+) -> EpisodeResult:
+    """Play one episode of ``session`` with ``policy``; the engine's tic is the clock (no sleeps).
+
+    Args:
+        session: a started session (synchronous player mode).
+        policy: an :class:`Agent` (reads the session's sensors) or a scripted
+            policy (``reset(game)``, ``act(game, state)``).
+        seed: engine seed; two policies given one seed meet the same episode start.
+        max_steps: stop after this many tics (``None``: the scenario's own timeout).
+        on_state: called with each tic's ``vizdoom.GameState`` before acting
+            (``state.screen_buffer``: uint8 ``[H, W, 3]``), e.g. to write video.
+
+    Returns:
+        The :class:`EpisodeResult`. An agent's ``hx`` is zeroed at the start and on every death.
+    """
+    import vizdoom as vzd
+
+    game = session.game
+    session.new_episode(seed)
+    agent = policy if isinstance(policy, Agent) else None
+    if agent is not None:
+        agent.reset()
+        wanted = set(agent.spec.sensor_names)
+        sensors = [s for s in session.sensors if s.name in wanted]  # the model's only
+    else:
+        policy.reset(game)
+    tics = deaths = 0
+    while not game.is_episode_finished():
+        if game.is_player_dead():  # multiplayer: the episode goes on after a death
+            deaths += 1
+            if agent is not None:
+                agent.reset()
+            game.respawn_player()
+            continue
+        state = game.get_state()
+        if on_state is not None:
+            on_state(state)
+        if agent is not None:
+            action = agent.act(agent.sense(state, sensors))
+        else:
+            action = policy.act(game, state)
+        session.act(action)
+        tics += 1
+        if max_steps is not None and tics >= max_steps:
+            break
+    dead = bool(game.is_player_dead())
+    result = EpisodeResult(
+        policy=getattr(policy, "name", type(policy).__name__),
+        seed=int(seed),
+        episode_return=float(game.get_total_reward()),
+        tics=tics,
+        kills=int(game.get_game_variable(vzd.GameVariable.KILLCOUNT)),
+        health=float(game.get_game_variable(vzd.GameVariable.HEALTH)),
+        dead=dead,
+        deaths=deaths + int(dead),
+    )
+    if agent is not None and dead:
+        agent.reset()
+    log.debug("episode_played", **result.as_dict())
+    return result
+
+
+ACTIVE = "active.safetensors"
+
+
+def model_path(settings: GolemSettings, given: str | Path | None = None) -> Path:
+    """The checkpoint to play: ``given``, else the profile's active model (``models_path()/active.safetensors``).
+
+    Raises:
+        GolemError: no active model yet (train one first), or ``given`` does not exist.
+    """
+    if given is not None:
+        path = Path(given).expanduser()
+        if not path.is_file():
+            raise GolemError(f"model checkpoint not found: {path}")
+        return path
+    path = settings.models_path() / ACTIVE
+    if not path.is_file():
+        raise GolemError(
+            f"no trained model for profile {settings.brain.profile} (no {path}); "
+            "run `golem run train` first, or pass --model PATH"
+        )
+    return path
+
+
+def trained_scenario(metadata: Mapping[str, Any]) -> str | None:
+    """The scenario a checkpoint was trained on, if its metadata says so.
+
+    Looked up as ``scenario``, then ``data.scenario``, then ``data.module`` when that names a known scenario.
+    """
+    if isinstance(metadata.get("scenario"), str):
+        return str(metadata["scenario"])
+    data = metadata.get("data")
+    if isinstance(data, Mapping):
+        for key in ("scenario", "module"):
+            value = data.get(key)
+            if isinstance(value, str) and value:
+                from golem.scenarios import known_scenarios
+
+                if key == "scenario" or value in known_scenarios():
+                    return value
+    return None
+
+
+def trained_threshold(metadata: Mapping[str, Any]) -> float | None:
+    """The ``brain.activation`` a checkpoint was trained with, when recorded."""
+    value = metadata.get("activation")
+    return float(value) if isinstance(value, (int, float)) and 0.0 < float(value) < 1.0 else None
+
+
+def load_agent(
+    path: str | Path, registry: Registry, threshold: float = 0.5, *, threads: int | None = LIVE_THREADS
+) -> Agent:
+    """An :class:`Agent` for the checkpoint at ``path`` (rebuilt from its metadata, CPU, eval mode).
+
+    Raises:
+        GolemError: a missing, corrupt or unrebuildable checkpoint (one line).
+    """
+    from golem.checkpoints import restore
+
+    restored = restore(path, registry)
+    agent = Agent(restored.model, restored.spec, threshold, threads=threads)
+    agent.metadata = restored.metadata
+    return agent
+
+
+__all__ = [
+    "ACTIVE",
+    "LIVE_THREADS",
+    "Agent",
+    "load_agent",
+    "model_path",
+    "trained_scenario",
+    "trained_threshold",
+    "EpisodeResult",
+    "ScriptedPolicy",
+    "check_compatible",
+    "latency_summary",
+    "run_episode",
+]

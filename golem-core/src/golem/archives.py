@@ -1,0 +1,159 @@
+"""Checkpoints on disk: the active model of a profile, loading one, and listing the archives.
+
+Layout (written by :mod:`golem.training`)::
+
+    <data.root>/models/<profile>/active.safetensors
+    <data.root>/models/<profile>/archive/<UTC stamp>-<model>.safetensors
+
+Listing reads only the safetensors headers (:func:`golem.checkpoints.read_metadata`),
+never the tensors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+from golem.checkpoints import Restored, read_metadata, restore
+from golem.errors import GolemError
+from golem.training import ACTIVE, ARCHIVE
+
+if TYPE_CHECKING:
+    from golem.registry import Registry
+    from golem.settings import GolemSettings
+
+log = structlog.get_logger("golem.archives")
+
+
+def active_model_path(settings: GolemSettings) -> Path:
+    """``<data.root>/models/<brain.profile>/active.safetensors`` (it may not exist)."""
+    return settings.models_path() / ACTIVE
+
+
+def resolve_model(settings: GolemSettings, model: Path | None = None) -> Path:
+    """The checkpoint to use: ``model`` when given, else the profile's active model.
+
+    Raises:
+        GolemError: the file does not exist (for the active model: "no active model
+            for profile P; run `golem run train` first").
+    """
+    if model is not None:
+        path = Path(model)
+        if not path.is_file():
+            raise GolemError(f"checkpoint not found: {path}")
+        return path
+    path = active_model_path(settings)
+    if not path.is_file():
+        raise GolemError(f"no active model for profile {settings.brain.profile}; run `golem run train` first")
+    return path
+
+
+def load_model(settings: GolemSettings, registry: Registry, model: Path | None = None) -> tuple[Path, Restored]:
+    """``(path, restored)``: :func:`resolve_model` then :func:`golem.checkpoints.restore` (eval mode, CPU).
+
+    Raises:
+        GolemError: missing, corrupt or unbuildable checkpoint.
+    """
+    path = resolve_model(settings, model)
+    restored = restore(path, registry)
+    log.debug("model.loaded", path=str(path), model=restored.spec.model, sensors=restored.spec.sensor_names)
+    return path, restored
+
+
+# --- listing -----------------------------------------------------------------
+
+
+@dataclass
+class ArchiveEntry:
+    """One archived checkpoint, described from its metadata.
+
+    ``error`` is set (and the rest mostly ``None``) when the file cannot be read.
+    """
+
+    profile: str
+    path: str
+    bytes: int
+    created: str | None = None
+    model: str | None = None
+    sensors: list[str] = field(default_factory=list)
+    epochs: int | None = None
+    loss: str | None = None
+    learning_rate: float | None = None
+    sequence_length: int | None = None
+    batch_size: int | None = None
+    validation: dict[str, Any] | None = None
+    interrupted: bool = False
+    active: bool = False
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @property
+    def mean_f1(self) -> float | None:
+        """Mean F1 over the actions whose F1 is defined (``None`` without validation)."""
+        actions = (self.validation or {}).get("actions") or {}
+        f1s = [a.get("f1") for a in actions.values() if a.get("f1") is not None]
+        return sum(f1s) / len(f1s) if f1s else None
+
+
+def _entry(profile: str, path: Path, active_sha: str | None) -> ArchiveEntry:
+    size = path.stat().st_size
+    try:
+        meta = read_metadata(path)
+    except GolemError as exc:
+        return ArchiveEntry(profile=profile, path=str(path), bytes=size, error=str(exc))
+    spec = meta.get("spec") or {}
+    training = meta.get("training") or {}
+    history = (meta.get("metrics") or {}).get("history") or []
+    created = meta.get("created") or datetime.fromtimestamp(path.stat().st_mtime, UTC).isoformat(timespec="seconds")
+    return ArchiveEntry(
+        profile=profile,
+        path=str(path),
+        bytes=size,
+        created=created,
+        model=spec.get("model"),
+        sensors=list(spec.get("sensors") or []),
+        epochs=len(history) if history else training.get("epochs"),
+        loss=training.get("loss"),
+        learning_rate=training.get("learning_rate"),
+        sequence_length=training.get("sequence_length"),
+        batch_size=training.get("batch_size"),
+        validation=(meta.get("metrics") or {}).get("validation"),
+        interrupted=bool(meta.get("interrupted", False)),
+        active=active_sha is not None and meta.get("sha256") == active_sha,
+    )
+
+
+def list_archives(settings: GolemSettings, profile: str | None = None) -> list[ArchiveEntry]:
+    """Every archived checkpoint under ``<data.root>/models``, per profile, oldest first.
+
+    Args:
+        profile: only this profile (default: every profile folder found).
+
+    An archive whose tensor hash equals the active model's is marked ``active``.
+    Unreadable files are listed with ``error`` set rather than failing the listing.
+    """
+    root = settings.data.root / "models"
+    if profile is not None:
+        folders = [root / profile]
+    else:
+        folders = sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+    out: list[ArchiveEntry] = []
+    for folder in folders:
+        active_sha = None
+        if (folder / ACTIVE).is_file():
+            try:
+                active_sha = read_metadata(folder / ACTIVE).get("sha256")
+            except GolemError:
+                active_sha = None
+        for path in sorted((folder / ARCHIVE).glob("*.safetensors")):
+            out.append(_entry(folder.name, path, active_sha))
+    return out
+
+
+__all__ = ["ACTIVE", "ARCHIVE", "ArchiveEntry", "active_model_path", "list_archives", "load_model", "resolve_model"]

@@ -1,0 +1,383 @@
+"""The scoreboard: the model, the random policy and the scripted expert play the same seeds.
+
+Every later change is judged on this. Three policies play the same ``N``
+episodes (same engine seeds, so the same episode starts):
+
+* ``model`` — the checkpoint, through :class:`golem.agent.Agent`;
+* ``random`` — :class:`golem.builtin.experts.RandomPolicy` (each button with
+  p = 0.5), seeded by the episode seed;
+* ``expert`` — the registered expert whose ``scenarios`` include the
+  scenario (the one named like the scenario first); left out, with a note,
+  when there is none.
+
+Seeds start at :data:`EVAL_START_SEED` (10 000), far from the recording
+seeds (``game.seed + i``, from 0), so the model is judged on episode starts it
+did not see. With ``workers > 1`` the episodes run in forked engine
+processes, each restoring the model itself, like :mod:`golem.recording`.
+
+Two shares of the expert's score are reported:
+
+* ``normalised`` = (model − random) / (expert − random): 0 is no better than
+  random, 1 is as good as the expert; robust to scenarios whose returns are
+  negative or offset (``basic`` starts every tic at −1). ``None`` when expert
+  and random score the same.
+* ``raw`` = model / expert, the plain ratio of mean returns. ``None`` when the
+  expert's mean is 0.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import multiprocessing as mp
+import queue
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import structlog
+
+from golem.agent import Agent, EpisodeResult, check_compatible, latency_summary, load_agent, run_episode
+from golem.checkpoints import load_checkpoint
+from golem.errors import GolemError
+from golem.modelspec import ModelSpec
+from golem.plugins import load_plugins
+from golem.profiles import PROFILES
+from golem.recording import build_sensors
+from golem.registry import Registry
+from golem.session import Session
+from golem.settings import GolemSettings
+
+log = structlog.get_logger(__name__)
+
+#: First evaluation seed; episode i plays seed ``EVAL_START_SEED + i``.
+EVAL_START_SEED = 10_000
+#: The policies of a scoreboard, in table order.
+ROLES = ("model", "random", "expert")
+
+
+def expert_for(registry: Registry, scenario: str) -> str | None:
+    """The name of a registered expert that plays ``scenario`` (its own namesake first), or ``None``."""
+    names = registry.names("experts")
+    if scenario in names and scenario in getattr(registry.get("experts", scenario).obj, "scenarios", ()):
+        return scenario
+    for name in names:
+        if scenario in getattr(registry.get("experts", name).obj, "scenarios", ()):
+            return name
+    return None
+
+
+@dataclass
+class EvalPlan:
+    """What to evaluate.
+
+    Attributes:
+        model_path: the checkpoint.
+        scenario: scenario name (or ``.cfg``/``.wad`` path).
+        episodes: episodes per policy.
+        workers: parallel engine processes.
+        start_seed: seed of the first episode; episode i uses ``start_seed + i``.
+        max_steps: cut episodes after this many tics (``None``: the scenario's timeout).
+        threshold: the model's button threshold (``brain.activation``).
+        expert: expert name (``None``: none plays).
+    """
+
+    model_path: Path
+    scenario: str
+    episodes: int
+    workers: int = 1
+    start_seed: int = EVAL_START_SEED
+    max_steps: int | None = None
+    threshold: float = 0.5
+    expert: str | None = None
+
+    @property
+    def seeds(self) -> list[int]:
+        return [self.start_seed + i for i in range(self.episodes)]
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        return tuple(r for r in ROLES if r != "expert" or self.expert is not None)
+
+
+@dataclass
+class Scoreboard:
+    """The results of one evaluation: every episode, plus the model's decision latency."""
+
+    plan: EvalPlan
+    results: list[EpisodeResult]
+    latency_ms: dict[str, float] = field(default_factory=dict)
+    seconds: float = 0.0
+    note: str | None = None
+
+    def of(self, role: str) -> list[EpisodeResult]:
+        """The episodes ``role`` played, by seed."""
+        return sorted((r for r in self.results if r.policy == role), key=lambda r: r.seed)
+
+    @property
+    def has_kills(self) -> bool:
+        """Any policy killed something: the scenario has monsters to count."""
+        return any(r.kills > 0 for r in self.results)
+
+    @property
+    def has_survival(self) -> bool:
+        """Any policy died: survival time (tics) means something in this scenario."""
+        return any(r.dead for r in self.results)
+
+    def summary(self) -> dict[str, Any]:
+        """JSON-ready summary: per policy mean ± std of return, kills, tics, death rate; the model's shares."""
+        policies: dict[str, Any] = {}
+        for role in self.plan.roles:
+            rows = self.of(role)
+            policies[role] = {
+                "episodes": len(rows),
+                "return": _stats([r.episode_return for r in rows]),
+                "kills": _stats([r.kills for r in rows]),
+                "tics": _stats([r.tics for r in rows]),
+                "death_rate": _mean([float(r.dead) for r in rows]),
+            }
+        return {
+            "scenario": self.plan.scenario,
+            "model": str(self.plan.model_path),
+            "expert": self.plan.expert,
+            "note": self.note,
+            "episodes": self.plan.episodes,
+            "seeds": self.plan.seeds,
+            "max_steps": self.plan.max_steps,
+            "threshold": self.plan.threshold,
+            "policies": policies,
+            "share": self.share(),
+            "model_latency_ms": self.latency_ms,
+            "seconds": round(self.seconds, 2),
+        }
+
+    def share(self) -> dict[str, float | None]:
+        """``{"normalised": (model − random)/(expert − random), "raw": model/expert}`` of mean returns."""
+        if self.plan.expert is None:
+            return {"normalised": None, "raw": None}
+        model, rand, expert = (_mean([r.episode_return for r in self.of(role)]) for role in ROLES)
+        if model is None or rand is None or expert is None:
+            return {"normalised": None, "raw": None}
+        span = expert - rand
+        return {
+            "normalised": round((model - rand) / span, 4) if abs(span) > 1e-9 else None,
+            "raw": round(model / expert, 4) if abs(expert) > 1e-9 else None,
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        """The summary plus one row per episode (``episodes_detail``)."""
+        return {**self.summary(), "episodes_detail": [r.as_dict() for r in self.results]}
+
+    def write(self, path: str | Path) -> Path:
+        """Write the results: ``.json`` (summary + per-episode rows) or ``.csv`` (per-episode rows).
+
+        Raises:
+            GolemError: another suffix, or the file cannot be written.
+        """
+        path = Path(path)
+        suffix = path.suffix.lower()
+        if suffix not in (".json", ".csv"):
+            raise GolemError(f"results file must end in .json or .csv, got {path.name}")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if suffix == ".json":
+                path.write_text(json.dumps(self.to_json(), indent=2) + "\n")
+            else:
+                fields = list(EpisodeResult.__dataclass_fields__)
+                with path.open("w", newline="") as fh:
+                    writer = csv.DictWriter(fh, fieldnames=["scenario", *fields])
+                    writer.writeheader()
+                    for r in self.results:
+                        writer.writerow({"scenario": self.plan.scenario, **r.as_dict()})
+        except OSError as exc:
+            raise GolemError(f"cannot write results {path}: {exc.strerror or exc}") from None
+        return path
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return round(float(np.mean(values)), 4) if values else None
+
+
+def _stats(values: Sequence[float]) -> dict[str, float | None]:
+    """``{"mean", "std"}``; std is the sample standard deviation (0 for one value)."""
+    if not values:
+        return {"mean": None, "std": None}
+    std = float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
+    return {"mean": round(float(np.mean(values)), 4), "std": round(std if math.isfinite(std) else 0.0, 4)}
+
+
+# --- checks before any engine starts -------------------------------------------
+
+
+def check_model(settings: GolemSettings, registry: Registry, path: Path) -> ModelSpec:
+    """Read and verify the checkpoint (metadata, SHA-256) and check it fits ``settings``' session.
+
+    Runs no tensor op, so the worker processes forked afterwards start clean.
+
+    Raises:
+        GolemError: a corrupt checkpoint, or a profile / sensors that do not match.
+    """
+    _, metadata = load_checkpoint(path)
+    spec = ModelSpec.from_metadata(metadata["spec"], registry)
+    profile = settings.brain.profile
+    check_compatible(spec, profile, PROFILES[profile], build_sensors(settings, registry))
+    return spec
+
+
+# --- playing ------------------------------------------------------------------
+
+
+def _play(
+    settings: GolemSettings, registry: Registry, plan: EvalPlan, tasks: Iterable[tuple[str, int]]
+) -> Iterator[EpisodeResult | Agent]:
+    """Play ``(role, seed)`` tasks in one engine; yields each result, then the agent (for its timings)."""
+    from golem.builtin.experts import RandomPolicy
+
+    sensors = build_sensors(settings, registry)
+    agent = load_agent(plan.model_path, registry, plan.threshold)
+    expert = registry.get("experts", plan.expert).obj(PROFILES[settings.brain.profile]) if plan.expert else None
+    configurers = [expert] if expert is not None else []
+    with Session(settings, sensors, scenario=plan.scenario, configurers=configurers) as session:
+        agent.check_session(session)
+        for role, seed in tasks:
+            if role == "model":
+                policy: Any = agent
+            elif role == "random":
+                policy = RandomPolicy(session.action_names, seed=seed)
+            else:
+                policy = expert
+            result = run_episode(session, policy, seed, max_steps=plan.max_steps)
+            yield replace(result, policy=role)
+    yield agent
+
+
+def _worker(settings_json: str, registry: Registry | None, plan: EvalPlan, tasks: Any, results: Any) -> None:
+    """Worker process: take ``(role, seed)`` from ``tasks``, put results (or an error line) on ``results``."""
+    try:
+        settings = GolemSettings.model_validate_json(settings_json)
+        registry = registry if registry is not None else load_plugins().registry
+
+        def pending() -> Iterator[tuple[str, int]]:
+            while (task := tasks.get()) is not None:
+                yield task
+
+        for item in _play(settings, registry, plan, pending()):
+            if isinstance(item, Agent):
+                results.put(("latency", (item.sense_ns, item.decide_ns)))
+            else:
+                results.put(("episode", item))
+    except KeyboardInterrupt:
+        pass
+    except GolemError as exc:
+        results.put(("error", str(exc)))
+    except Exception as exc:  # a worker crash surfaces as one line in the parent
+        results.put(("error", f"evaluation worker failed: {type(exc).__name__}: {exc}"))
+    finally:
+        results.put(("done", None))
+
+
+def _in_workers(
+    settings: GolemSettings, registry: Registry, plan: EvalPlan, tasks: Sequence[tuple[str, int]]
+) -> Iterator[EpisodeResult | tuple[list[int], list[int]]]:
+    forking = "fork" in mp.get_all_start_methods()
+    ctx = mp.get_context("fork" if forking else "spawn")
+    task_q: Any = ctx.Queue()
+    result_q: Any = ctx.Queue()
+    n = min(plan.workers, len(tasks))
+    for task in tasks:
+        task_q.put(task)
+    for _ in range(n):
+        task_q.put(None)
+    procs = [
+        ctx.Process(
+            target=_worker,
+            args=(settings.model_dump_json(), registry if forking else None, plan, task_q, result_q),
+            daemon=True,
+        )
+        for _ in range(n)
+    ]
+    for p in procs:
+        p.start()
+    running = n
+    try:
+        while running:
+            try:
+                kind, payload = result_q.get(timeout=1.0)
+            except queue.Empty:
+                if not any(p.is_alive() for p in procs) and result_q.empty():
+                    raise GolemError("evaluation workers exited without finishing") from None
+                continue
+            if kind == "episode":
+                yield payload
+            elif kind == "latency":
+                yield payload
+            elif kind == "error":
+                raise GolemError(payload)
+            else:
+                running -= 1
+    finally:
+        for p in procs:
+            if p.is_alive():
+                p.terminate()
+        for p in procs:
+            p.join(timeout=10)
+
+
+def evaluate(
+    settings: GolemSettings,
+    registry: Registry,
+    plan: EvalPlan,
+    on_episode: Callable[[EpisodeResult], None] | None = None,
+) -> Scoreboard:
+    """Play ``plan.episodes`` seeds with the model, the random policy and the expert; the scoreboard.
+
+    The session is built from ``settings`` (``brain.profile``, ``brain.sensors``)
+    with the expert's configuration switched on (it only adds privileged state
+    the model never reads, as when the demonstrations were recorded).
+    ``on_episode(result)`` is called as each episode finishes (progress).
+
+    Raises:
+        GolemError: a bad checkpoint, a model that does not fit the session, an
+            unknown scenario or an engine failure — one line.
+    """
+    started = time.perf_counter()
+    check_model(settings, registry, plan.model_path)
+    tasks = [(role, seed) for seed in plan.seeds for role in plan.roles]
+    results: list[EpisodeResult] = []
+    sense: list[int] = []
+    decide: list[int] = []
+    if plan.workers > 1:
+        source: Iterator[Any] = _in_workers(settings, registry, plan, tasks)
+    else:
+        source = _play(settings, registry, plan, tasks)
+    try:
+        for item in source:
+            if isinstance(item, EpisodeResult):
+                results.append(item)
+                if on_episode is not None:
+                    on_episode(item)
+            elif isinstance(item, Agent):
+                sense += item.sense_ns
+                decide += item.decide_ns
+            else:
+                sense += item[0]
+                decide += item[1]
+    finally:
+        source.close()  # stops workers and engines now, also on Ctrl-C
+    note = None
+    if plan.expert is None:
+        note = f"no scripted expert plays {plan.scenario}: the expert column and shares are left out"
+    board = Scoreboard(
+        plan=plan, results=results, latency_ms=latency_summary(sense, decide),
+        seconds=time.perf_counter() - started, note=note,
+    )
+    log.info("evaluate.done", scenario=plan.scenario, episodes=len(results), share=board.share(),
+             seconds=round(board.seconds, 2))
+    return board
+
+
+__all__ = ["EVAL_START_SEED", "ROLES", "EvalPlan", "Scoreboard", "check_model", "evaluate", "expert_for"]

@@ -1,0 +1,147 @@
+"""Summary: the network a sensor configuration builds, layer by layer (torchinfo), with parameter counts.
+
+The configuration is the settings' (``brain.sensors``, sizes, profile) or a
+checkpoint's (rebuilt from its metadata alone). Parameter counts are given per
+cortex (with the sensors that join it), for the recurrent core and the head.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import structlog
+import torch
+from torch import nn
+
+from golem.archives import load_model
+from golem.modelspec import ModelSpec
+
+if TYPE_CHECKING:
+    from golem.registry import Registry
+    from golem.settings import GolemSettings
+
+log = structlog.get_logger("golem.summary")
+
+
+@dataclass
+class SensorRow:
+    """One enabled sensor: stored step shape and dtype, the cortex it feeds, and that cortex's parameters.
+
+    ``parameters`` is ``None`` for a sensor that joins another's cortex (counted there).
+    """
+
+    name: str
+    key: str
+    shape: list[int]
+    dtype: str
+    cortex: str
+    parameters: int | None
+
+
+@dataclass
+class ModelSummary:
+    """What :func:`summarize` found.
+
+    Attributes:
+        source: ``settings`` or the checkpoint path.
+        model, profile: component and action profile names.
+        n_actions, working_memory, cortical_depth: sizes.
+        sensors: one :class:`SensorRow` per enabled sensor, in order.
+        core, head, total, trainable: parameter counts.
+        steps: ``T`` of the dummy input ``[1, T, *shape]`` torchinfo ran.
+        table: torchinfo's layer table (input/output shapes, parameters), as text.
+    """
+
+    source: str
+    model: str
+    profile: str
+    n_actions: int
+    working_memory: int
+    cortical_depth: int | None
+    sensors: list[SensorRow]
+    core: int
+    head: int
+    total: int
+    trainable: int
+    steps: int
+    table: str = field(repr=False, default="")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def count(module: nn.Module) -> int:
+    """Parameters of ``module`` (all, trainable or not)."""
+    return sum(p.numel() for p in module.parameters())
+
+
+def dummy_inputs(spec: ModelSpec, steps: int) -> dict[str, torch.Tensor]:
+    """Zeros in each sensor's stored dtype, through ``to_network``: ``{name: float [1, steps, *shape]}``."""
+    return {
+        s.name: s.to_network(torch.from_numpy(np.zeros((1, steps, *s.shape), dtype=s.dtype))) for s in spec.sensors
+    }
+
+
+def summarize(
+    settings: GolemSettings,
+    registry: Registry,
+    model: Path | None = None,
+    *,
+    steps: int | None = None,
+    depth: int = 3,
+) -> ModelSummary:
+    """Build the settings' network (or rebuild ``model``'s checkpoint) and describe it.
+
+    Args:
+        model: a checkpoint path; ``None``: the settings' configuration (untrained).
+        steps: ``T`` of the dummy input (default ``training.sequence_length``).
+        depth: torchinfo's nesting depth.
+
+    Raises:
+        GolemError: unknown components, invalid settings, missing or corrupt checkpoint.
+    """
+    import torchinfo
+
+    if model is not None:
+        path, restored = load_model(settings, registry, model)
+        spec, net, source = restored.spec, restored.model, str(path)
+    else:
+        spec = ModelSpec.from_settings(settings, registry)
+        net, source = registry.get("models", spec.model).obj(spec), "settings"
+    net = net.cpu().eval()
+    T = int(steps or settings.training.sequence_length)
+    groups = spec.cortex_groups()
+    owner_of = {j.name: owner for owner, joiners in groups.items() for j in joiners}
+    rows = []
+    for s in spec.sensors:
+        if s.name in groups:
+            joined = "".join(f"+{j.name}" for j in groups[s.name])
+            rows.append(SensorRow(s.name, s.key, list(s.shape), np.dtype(s.dtype).name, f"{s.name}{joined}",
+                                  count(net.cortices[s.name])))
+        else:
+            rows.append(SensorRow(s.name, s.key, list(s.shape), np.dtype(s.dtype).name,
+                                  f"joins {owner_of[s.name]}", None))
+    with torch.no_grad():
+        stats = torchinfo.summary(
+            net,
+            input_data=[dummy_inputs(spec, T), net.initial_state(1)],
+            col_names=["input_size", "output_size", "num_params", "trainable"],
+            depth=depth,
+            verbose=0,
+            device="cpu",
+        )
+    total = count(net)
+    result = ModelSummary(
+        source=source, model=spec.model, profile=spec.profile, n_actions=spec.n_actions,
+        working_memory=spec.working_memory, cortical_depth=spec.cortical_depth, sensors=rows,
+        core=count(net.core), head=count(net.head), total=total,
+        trainable=sum(p.numel() for p in net.parameters() if p.requires_grad), steps=T, table=str(stats),
+    )
+    log.info("summary.done", source=source, sensors=spec.sensor_names, parameters=total)
+    return result
+
+
+__all__ = ["ModelSummary", "SensorRow", "count", "dummy_inputs", "summarize"]

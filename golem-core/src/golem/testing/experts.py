@@ -1,0 +1,49 @@
+"""``assert_expert_contract``: the checks every scripted expert must pass, for plugin authors' tests."""
+
+from __future__ import annotations
+
+from golem.experts import Expert
+from golem.profiles import PROFILES
+from golem.session import Session
+from golem.settings import GolemSettings
+
+
+def assert_expert_contract(
+    expert_cls: type[Expert],
+    settings: GolemSettings | None = None,
+    *,
+    tics: int = 64,
+    seed: int = 0,
+) -> Expert:
+    """Play ``tics`` tics of the expert's first scenario on the real engine (headless).
+
+    Checks: the class names itself and its scenarios; it configures the engine
+    before ``init()``; every ``act`` returns one 0/1 per action name of the
+    profile; and the same seed gives the same actions (experts are
+    deterministic, so recorded demonstrations are reproducible).
+
+    Returns the expert instance after the run.
+    """
+    assert isinstance(getattr(expert_cls, "name", None), str) and expert_cls.name, "an expert needs a `name`"
+    scenarios = getattr(expert_cls, "scenarios", ())
+    assert scenarios and all(isinstance(s, str) for s in scenarios), f"{expert_cls.name}: `scenarios` must name scenarios"
+    settings = settings or GolemSettings.model_construct()
+    names = PROFILES[settings.brain.profile]
+    runs: list[list[list[int]]] = []
+    expert = expert_cls(names)
+    for _ in range(2):
+        expert = expert_cls(names)
+        actions: list[list[int]] = []
+        with Session(settings, scenario=scenarios[0], seed=seed, configurers=[expert]) as session:
+            session.new_episode(seed)
+            expert.reset(session.game)
+            while len(actions) < tics and not session.episode_finished:
+                action = expert.act(session.game, session.game.get_state())
+                assert len(action) == len(names), f"{expert_cls.name}: act gave {len(action)} values for {len(names)} actions"
+                assert all(a in (0, 1) for a in action), f"{expert_cls.name}: act must give 0/1 values, got {action}"
+                actions.append(list(action))
+                session.act(action)
+        runs.append(actions)
+    assert runs[0], f"{expert_cls.name}: the episode ended before the first tic"
+    assert runs[0] == runs[1], f"{expert_cls.name}: the same seed gave different actions"
+    return expert

@@ -1,0 +1,159 @@
+"""Validation metrics, computed as the agent lives: contiguous streams with carried state.
+
+:func:`stream_batches` walks every window of a dataset exactly once as ``B``
+parallel streams (row ``b`` continues its episode window by window, then takes
+the next episode); :func:`validate` runs a model over them with ``hx`` carried
+and zeroed where an episode starts, and scores every step: loss, exact match
+(every button right) and per-button precision / recall / F1 at the activation
+threshold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from golem.dataset import SequenceDataset
+
+
+@dataclass
+class ActionScore:
+    """Validation scores of one action at the activation threshold (``None`` where undefined: 0/0)."""
+
+    precision: float | None
+    recall: float | None
+    f1: float | None
+    support: int  # steps where the action is pressed in the validation data
+    predicted: int  # steps where the model presses it
+
+
+@dataclass
+class Validation:
+    """Validation metrics over every validation window once, run as streams with carried state.
+
+    Attributes:
+        loss: mean loss per element (as the training loss).
+        exact_match: share of steps whose every action is right.
+        actions: per action name, :class:`ActionScore`.
+        steps: validation steps scored.
+    """
+
+    loss: float
+    exact_match: float
+    actions: dict[str, ActionScore]
+    steps: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "loss": self.loss,
+            "exact_match": self.exact_match,
+            "steps": self.steps,
+            "actions": {name: asdict(score) for name, score in self.actions.items()},
+        }
+
+
+def to_device(inputs: Mapping[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
+    """Move every input tensor to ``device`` (non-blocking where the copy allows it)."""
+    return {name: x.to(device, non_blocking=True) for name, x in inputs.items()}
+
+
+def stream_batches(dataset: SequenceDataset, batch_size: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Every window of ``dataset`` exactly once, as ``B`` contiguous streams.
+
+    Row ``b`` walks whole episodes (mirrored twins are their own streams) in
+    window order and takes the next one when its stream ends; once nothing is
+    left, rows that ran out are padded (inactive) until every row is done.
+
+    Yields:
+        ``(indices[B], active[B])``: window indices into ``dataset.pointers``
+        and which rows are real (padding repeats a valid index).
+    """
+    p = dataset.pointers
+    if len(p) == 0:
+        return
+    order = np.lexsort((p["start"], p["mirrored"], p["episode"]))
+    key = p["episode"][order] * 2 + p["mirrored"][order]
+    cuts = np.flatnonzero(key[1:] != key[:-1]) + 1
+    pool = [s.tolist() for s in np.split(order, cuts)][::-1]
+    B = max(1, min(batch_size, len(pool)))
+    streams: list[list[int]] = [[] for _ in range(B)]
+    pos = [0] * B
+    pad = int(order[0])
+    while True:
+        indices = np.full(B, pad, dtype=np.int64)
+        active = np.zeros(B, dtype=bool)
+        for b in range(B):
+            if pos[b] >= len(streams[b]) and pool:
+                streams[b], pos[b] = pool.pop(), 0
+            if pos[b] < len(streams[b]):
+                indices[b], active[b] = streams[b][pos[b]], True
+                pos[b] += 1
+        if not active.any():
+            return
+        yield indices, active
+
+
+@torch.no_grad()
+def validate(
+    model: nn.Module,
+    loss_fn: nn.Module,
+    dataset: SequenceDataset,
+    device: torch.device,
+    batch_size: int,
+    activation: float = 0.5,
+) -> Validation:
+    """Loss, exact-match accuracy and per-action precision/recall/F1 over ``dataset``.
+
+    Windows run as contiguous streams (:func:`stream_batches`) with ``hx``
+    carried and zeroed where an episode starts, as the agent lives. An action
+    is pressed when ``sigmoid(logit) > activation``.
+    """
+    was_training = model.training
+    model.eval()
+    A = len(dataset.action_names)
+    tp = torch.zeros(A, dtype=torch.long)
+    fp = torch.zeros(A, dtype=torch.long)
+    fn = torch.zeros(A, dtype=torch.long)
+    exact, steps, loss_sum, loss_n = 0, 0, 0.0, 0
+    hx: torch.Tensor | None = None
+    for indices, active in stream_batches(dataset, batch_size):
+        batch = dataset.load_batch(indices)
+        if hx is None:
+            hx = model.initial_state(len(indices), device)
+        hx = model.reset_rows(hx, batch.is_first.to(device))
+        logits, hx = model(to_device(batch.inputs, device), hx)
+        rows = torch.from_numpy(active).to(device)
+        z, y = logits[rows], batch.targets.to(device)[rows]  # [b, L, A]
+        n = z.numel()
+        loss_sum += float(loss_fn(z, y)) * n
+        loss_n += n
+        pred = (torch.sigmoid(z) > activation).to(y.dtype)
+        tp += ((pred == 1) & (y == 1)).sum(dim=(0, 1)).cpu()
+        fp += ((pred == 1) & (y == 0)).sum(dim=(0, 1)).cpu()
+        fn += ((pred == 0) & (y == 1)).sum(dim=(0, 1)).cpu()
+        exact += int((pred == y).all(dim=-1).sum())
+        steps += z.shape[0] * z.shape[1]
+    model.train(was_training)
+    scores = {name: score_action(int(tp[i]), int(fp[i]), int(fn[i])) for i, name in enumerate(dataset.action_names)}
+    return Validation(
+        loss=loss_sum / loss_n if loss_n else float("nan"),
+        exact_match=exact / steps if steps else float("nan"),
+        actions=scores,
+        steps=steps,
+    )
+
+
+def score_action(tp: int, fp: int, fn: int) -> ActionScore:
+    """Precision, recall and F1 of one action from its confusion counts (``None`` where 0/0)."""
+    precision = tp / (tp + fp) if tp + fp else None
+    recall = tp / (tp + fn) if tp + fn else None
+    f1 = 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else None
+    return ActionScore(precision=precision, recall=recall, f1=f1, support=tp + fn, predicted=tp + fp)
+
+
+__all__ = ["ActionScore", "Validation", "score_action", "stream_batches", "to_device", "validate"]

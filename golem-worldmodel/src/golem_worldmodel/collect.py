@@ -1,0 +1,122 @@
+"""Random rollouts into a trajectory store, as World Models collected them.
+
+The policy picks one of the three discrete actions (:mod:`golem_worldmodel.actions`)
+uniformly and holds it for a uniform 1–10 tics; episodes shorter than
+``min_length`` steps are dropped (deleted as soon as they are written). The
+core's :func:`golem.recording.record` runs the engines in parallel worker
+processes, the calling process being the single writer.
+Resumable: episodes already in the store with the ``wm-random`` tag count
+toward the target, and new seeds continue after the largest one stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import structlog
+
+from golem.experts import Expert
+from golem.recording import Episode, RecordPlan, record
+from golem.registry import Registry
+from golem.settings import GolemSettings
+from golem.store import TrajectoryStore
+
+from golem_worldmodel.actions import N_ACTIONS, button_table
+from golem_worldmodel.presets import Preset
+
+log = structlog.get_logger("golem_worldmodel.collect")
+
+TAG = "wm-random"
+EXPERT_NAME = "random-hold"
+
+
+class RandomHoldPolicy(Expert):
+    """Uniform random discrete action (noop / left / right), held for ``hold_min..hold_max`` tics.
+
+    Seeded from the engine's episode seed on the first tic, so an episode is
+    reproducible from its stored seed.
+    """
+
+    name = EXPERT_NAME
+    scenarios = ("take_cover", "defend_the_center", "health_gathering")
+    hold_min = 1
+    hold_max = 10
+
+    def __init__(self, action_names: Sequence[str]) -> None:
+        super().__init__(action_names)
+        self.table = button_table(action_names)
+        self._rng: np.random.Generator | None = None
+        self._left = 0
+        self._action = 0
+
+    def reset(self, game: Any) -> None:
+        self._rng = None
+        self._left = 0
+
+    def act(self, game: Any, state: Any) -> list[int]:
+        if self._rng is None:
+            self._rng = np.random.default_rng(int(game.get_seed()))
+        if self._left <= 0:
+            self._action = int(self._rng.integers(0, N_ACTIONS))
+            self._left = int(self._rng.integers(self.hold_min, self.hold_max + 1))
+        self._left -= 1
+        return [int(b) for b in self.table[self._action]]
+
+
+def collected(store: TrajectoryStore, scenario: str, min_length: int = 1) -> tuple[int, int]:
+    """``(episodes of at least min_length steps, largest seed)`` of this pipeline's rollouts of ``scenario`` in ``store``."""
+    infos = [i for i in store.episodes() if TAG in i.meta.tags and i.meta.scenario == scenario]
+    seeds = [int(i.meta.seed) for i in infos if i.meta.seed is not None]
+    infos = [i for i in infos if i.length >= min_length]
+    return len(infos), (max(seeds) if seeds else -1)
+
+
+def collect(
+    settings: GolemSettings,
+    registry: Registry,
+    store_path: Path,
+    preset: Preset,
+    scenario: str,
+    seed: int = 0,
+    on_episode: Callable[[int, Episode | None], None] | None = None,
+) -> dict[str, Any]:
+    """Fill ``store_path`` with ``preset.episodes`` random rollouts of ``scenario`` (at least ``min_length`` steps).
+
+    ``on_episode(kept, episode_or_None)`` is called after every finished
+    episode (``None`` for a dropped one). Returns counts: ``kept``, ``dropped``,
+    ``existing``, ``steps``.
+    """
+    RandomHoldPolicy.hold_min, RandomHoldPolicy.hold_max = preset.hold_min, preset.hold_max
+    with TrajectoryStore.open_or_create(store_path) as store:
+        existing, last_seed = collected(store, scenario, preset.min_length)
+        next_seed = max(seed, last_seed + 1)
+        kept, dropped, steps = existing, 0, 0
+        while kept < preset.episodes:
+            want = preset.episodes - kept
+            seeds = list(range(next_seed, next_seed + want))
+            next_seed += want
+            plan = RecordPlan(demonstrator="expert", expert=EXPERT_NAME, episodes=want, workers=min(preset.workers, want),
+                              seeds=seeds, tags=[TAG], max_steps=preset.max_steps)
+
+            def written(eid: int, episode: Episode) -> None:
+                nonlocal kept, dropped, steps
+                n = len(episode.arrays["actions"])
+                if n < preset.min_length:
+                    store.delete([eid])
+                    dropped += 1
+                    if on_episode is not None:
+                        on_episode(kept, None)
+                    return
+                kept += 1
+                steps += n
+                if on_episode is not None:
+                    on_episode(kept, episode)
+
+            record(settings, registry, plan, store, scenario, on_episode=written)
+            if dropped > 20 * preset.episodes:
+                break  # a scenario where random play never lasts min_length steps
+    log.info("dream.collect.done", kept=kept, dropped=dropped, existing=existing, steps=steps, store=str(store_path))
+    return {"kept": kept, "dropped": dropped, "existing": existing, "steps": steps}

@@ -1,0 +1,45 @@
+"""Where one pipeline run keeps its files (``--run DIR``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class RunPaths:
+    """The files of a run directory, one per stage."""
+
+    root: Path
+
+    @property
+    def store(self) -> Path:
+        return self.root / "store"
+
+    @property
+    def vae(self) -> Path:
+        return self.root / "vae.safetensors"
+
+    @property
+    def latents(self) -> Path:
+        return self.root / "latents.safetensors"
+
+    @property
+    def rnn(self) -> Path:
+        return self.root / "mdnrnn.safetensors"
+
+    @property
+    def controller(self) -> Path:
+        return self.root / "controller.safetensors"
+
+    @property
+    def controller_log(self) -> Path:
+        return self.root / "controller_log.jsonl"
+
+    @property
+    def evaluation(self) -> Path:
+        return self.root / "evaluation.json"
+
+    @property
+    def gif(self) -> Path:
+        return self.root / "dream.gif"

@@ -1,0 +1,28 @@
+"""The ``worldmodel`` plugin: the ``dream`` environment, the ``random-hold`` collector and ``golem dream …``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from golem import hookimpl
+
+
+@hookimpl
+def register_environments(register) -> None:
+    from golem_worldmodel.env_factory import make_dream_env
+
+    register("dream", make_dream_env)
+
+
+@hookimpl
+def register_experts(register) -> None:
+    from golem_worldmodel.collect import RandomHoldPolicy
+
+    register("random-hold", RandomHoldPolicy)
+
+
+@hookimpl
+def register_commands(app: Any) -> None:
+    from golem_worldmodel.commands import app as dream_app
+
+    app.add_typer(dream_app, name="dream")

@@ -1,0 +1,123 @@
+"""Named sizes for the whole pipeline: ``tiny`` (tests), ``cpu`` (a 2-core machine), ``paper`` (Ha & Schmidhuber).
+
+One :class:`Preset` holds every number the five stages need, so a run is
+described by a preset name plus a few overrides, and every checkpoint stores
+the preset it was trained with (its metadata), never guessed from file names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
+
+from golem.errors import GolemError
+
+
+@dataclass(frozen=True)
+class Preset:
+    """Sizes and budgets of the world-model pipeline.
+
+    Attributes are grouped by the stage that reads them; units are in the names
+    (``*_episodes`` episodes, ``*_epochs`` passes over the data, ``*_steps``
+    environment steps of one tic each).
+    """
+
+    name: str
+    # collect
+    episodes: int
+    min_length: int = 100  # episodes shorter than this many steps are dropped (World Models)
+    max_steps: int = 2100  # the take_cover time limit of the paper (60 s at 35 tics/s)
+    hold_min: int = 1  # a random action is held for hold_min..hold_max tics
+    hold_max: int = 10
+    workers: int = 2
+    # VAE
+    z_dim: int = 64
+    vae_channels: tuple[int, ...] = (32, 64, 128, 256)
+    vae_epochs: int = 10
+    vae_batch: int = 100
+    vae_lr: float = 1e-3
+    vae_kl_tolerance: float = 0.5  # free bits per latent dim (nats), as in World Models
+    vae_max_frames: int = 0  # frames sampled per epoch (0 = every frame)
+    # MDN-RNN
+    hidden: int = 512
+    gaussians: int = 5
+    rnn_epochs: int = 20
+    rnn_seq_len: int = 64
+    rnn_batch: int = 64
+    rnn_lr: float = 1e-3
+    done_pos_weight: float = 10.0  # BCE weight of the rare "died during this step" class
+    reward_weight: float = 1.0
+    # controller (CMA-ES)
+    population: int = 64
+    rollouts: int = 16
+    generations: int = 300
+    sigma0: float = 0.1
+    temperature: float = 1.15
+    warmup: int = 8
+    dream_steps: int = 2100
+    reward_mode: str = "survival"  # predicted | survival | mix
+    reward_lambda: float = 1.0  # λ of mix = survival + λ · predicted
+    termination: str = "threshold"  # threshold (p_done > 0.5) | sample (Bernoulli)
+    real_every: int = 10  # generations between real-engine checks of the current best
+    real_episodes: int = 4
+    # evaluate
+    eval_episodes: int = 100
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict (tuples become lists)."""
+        out = asdict(self)
+        out["vae_channels"] = list(self.vae_channels)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Preset:
+        """Inverse of :meth:`to_dict`; unknown keys are ignored."""
+        known = {f.name for f in fields(cls)}
+        kwargs = {k: v for k, v in data.items() if k in known}
+        if "vae_channels" in kwargs:
+            kwargs["vae_channels"] = tuple(int(c) for c in kwargs["vae_channels"])
+        return cls(**kwargs)
+
+    def with_overrides(self, **overrides: Any) -> Preset:
+        """A copy with the non-``None`` ``overrides`` applied.
+
+        Raises:
+            GolemError: an override that names no preset field.
+        """
+        given = {k: v for k, v in overrides.items() if v is not None}
+        known = {f.name for f in fields(self)}
+        bad = sorted(set(given) - known)
+        if bad:
+            raise GolemError(f"unknown preset field(s) {', '.join(bad)}; known: {', '.join(sorted(known))}")
+        return replace(self, **given)
+
+
+PRESETS: dict[str, Preset] = {
+    # Seconds: the end-to-end test's budget.
+    "tiny": Preset(
+        name="tiny", episodes=3, min_length=20, max_steps=200, workers=1, z_dim=8, vae_channels=(8, 16, 16, 32),
+        vae_epochs=1, vae_batch=32, hidden=32, gaussians=2, rnn_epochs=1, rnn_seq_len=16, rnn_batch=4,
+        population=4, rollouts=2, generations=2, warmup=4, dream_steps=50, real_every=2, real_episodes=1,
+        eval_episodes=2,
+    ),
+    # A 2-core CPU in well under an hour, collection to 100-episode evaluation.
+    "cpu": Preset(
+        name="cpu", episodes=300, workers=2, z_dim=32, vae_channels=(16, 32, 64, 128), vae_epochs=12, vae_batch=64,
+        vae_max_frames=20000, hidden=256, gaussians=5, rnn_epochs=30, rnn_seq_len=64, rnn_batch=32,
+        population=16, rollouts=8, generations=200, dream_steps=2100, real_every=10, real_episodes=4,
+        eval_episodes=100,
+    ),
+    # The original sizes (10,000 rollouts, z=64, 512 LSTM units, population 64 × 16 rollouts): a GPU job.
+    "paper": Preset(name="paper", episodes=10000, workers=8),
+}
+
+
+def get_preset(name: str) -> Preset:
+    """The preset called ``name``.
+
+    Raises:
+        GolemError: an unknown name (listing the known ones).
+    """
+    if name not in PRESETS:
+        raise GolemError(f"unknown preset {name!r}; known: {', '.join(PRESETS)}")
+    return PRESETS[name]

@@ -1,0 +1,133 @@
+"""``golem data …`` end to end: CliRunner on the real app, and once through the installed console script."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from golem.profiles import BASIC
+from golem.store import TrajectoryStore
+from golem_cli.app import build_app
+
+
+def _npz(path: Path, T: int, seed: int, **extra: np.ndarray) -> Path:
+    rng = np.random.default_rng(seed)
+    np.savez_compressed(
+        path,
+        frames=rng.integers(0, 256, (T, 64, 64, 3), dtype=np.uint8),
+        actions=rng.integers(0, 2, (T, len(BASIC))).astype(np.float32),
+        **extra,
+    )
+    return path
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[CliRunner, Path]:
+    monkeypatch.chdir(tmp_path)
+    recordings = tmp_path / "recordings"
+    recordings.mkdir()
+    _npz(recordings / "run1.npz", 70, 1)
+    _npz(recordings / "run2.npz", 5, 2, depths=np.zeros((5, 64, 64), np.float32))
+    _npz(recordings / "golem_basic_recovery_1.npz", 9, 3)
+    return CliRunner(), tmp_path
+
+
+def invoke(runner: CliRunner, *args: str, input: str | None = None):
+    return runner.invoke(build_app(), list(args), input=input)
+
+
+def data_json(runner: CliRunner, *args: str) -> dict:
+    result = invoke(runner, "data", *args, "--json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_import_list_info_verify(env: tuple[CliRunner, Path]) -> None:
+    runner, root = env
+    store = str(root / "demos")
+    imported = data_json(runner, "import", str(root / "recordings"), "--store", store, "--tag", "seed")
+    assert [row["steps"] for row in imported["imported"]] == [9, 70, 5]  # sorted file names
+    assert [row["source"] for row in imported["imported"]] == ["recovery", "human", "human"]
+
+    listing = data_json(runner, "list", "--store", store)
+    assert [e["id"] for e in listing["episodes"]] == [0, 1, 2]
+    assert all(e["tags"] == ["seed"] for e in listing["episodes"])
+    assert [e["id"] for e in data_json(runner, "list", "--store", store, "--source", "recovery")["episodes"]] == [0]
+
+    stats = data_json(runner, "info", "--store", store)
+    assert (stats["episodes"], stats["steps"], stats["by_source"]) == (3, 84, {"human": 2, "recovery": 1})
+    episode = data_json(runner, "info", "2", "--store", store)
+    assert episode["arrays"]["depths"] == {"dtype": "uint8", "step_shape": [1, 64, 64]}
+    assert episode["meta"]["sensors"] == ["visual", "depth"]
+
+    assert data_json(runner, "verify", "--store", store)["ok"] is True
+    table = invoke(runner, "data", "list", "--store", store)
+    assert table.exit_code == 0 and "3 episode(s)" in table.stdout
+
+
+def test_store_from_settings(env: tuple[CliRunner, Path]) -> None:
+    runner, root = env
+    (root / "golem.toml").write_text('[data]\nroot = "gd"\nstore = "mine"\n')
+    result = invoke(runner, "data", "import", str(root / "recordings" / "run1.npz"))
+    assert result.exit_code == 0, result.output
+    assert TrajectoryStore.exists(root / "gd" / "stores" / "mine")
+    assert len(data_json(runner, "list")["episodes"]) == 1
+
+
+def test_export_round_trip(env: tuple[CliRunner, Path]) -> None:
+    runner, root = env
+    store, again = str(root / "demos"), str(root / "again")
+    data_json(runner, "import", str(root / "recordings"), "--store", store)
+    out = data_json(runner, "export", str(root / "out"), "--store", store)
+    names = sorted(Path(row["file"]).name for row in out["exported"])
+    assert names == ["episode-000000-recovery.npz", "episode-000001.npz", "episode-000002.npz"]
+    with np.load(root / "out" / "episode-000001.npz", allow_pickle=False) as npz:
+        assert npz["frames"].shape == (70, 3, 64, 64) and npz["frames"].dtype == np.uint8
+    data_json(runner, "import", str(root / "out"), "--store", again)
+    with TrajectoryStore.open(store) as a, TrajectoryStore.open(again) as b:
+        for x, y in zip(a.episodes(), b.episodes(), strict=True):
+            assert x.meta.source == y.meta.source and x.meta.created == y.meta.created
+            for key in x.arrays:
+                np.testing.assert_array_equal(a.read(x, key), b.read(y, key))
+
+
+def test_delete_confirms(env: tuple[CliRunner, Path]) -> None:
+    runner, root = env
+    store = str(root / "demos")
+    data_json(runner, "import", str(root / "recordings"), "--store", store)
+    refused = invoke(runner, "data", "delete", "1", "--store", store, input="n\n")
+    assert refused.exit_code != 0
+    assert len(data_json(runner, "list", "--store", store)["episodes"]) == 3
+    confirmed = invoke(runner, "data", "delete", "1", "--store", store, input="y\n")
+    assert confirmed.exit_code == 0, confirmed.output
+    assert data_json(runner, "delete", "0", "--store", store, "--yes") == {"deleted": [0]}
+    assert [e["id"] for e in data_json(runner, "list", "--store", store)["episodes"]] == [2]
+    missing = invoke(runner, "data", "delete", "7", "--store", store, "--yes")
+    assert missing.exit_code == 2 and "error: no episode 7" in missing.output
+
+
+def test_bad_source_is_one_line(env: tuple[CliRunner, Path]) -> None:
+    runner, root = env
+    result = invoke(runner, "data", "import", str(root / "recordings"), "--source", "alien", "--store", "s")
+    assert result.exit_code == 2
+    assert "error: --source 'alien' is not one of human, expert, recovery, agent" in result.output
+
+
+def test_console_script(env: tuple[CliRunner, Path]) -> None:
+    _, root = env
+    golem = Path(sys.executable).with_name("golem")
+    store = str(root / "demos")
+    run = lambda *a: subprocess.run([str(golem), "data", *a], capture_output=True, text=True, timeout=120, cwd=root)  # noqa: E731
+    imported = run("import", str(root / "recordings"), "--store", store)
+    assert imported.returncode == 0, imported.stderr
+    listed = run("list", "--store", store, "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert len(json.loads(listed.stdout)["episodes"]) == 3
+    bad = run("info", "42", "--store", store)
+    assert bad.returncode == 2 and bad.stderr.strip().splitlines()[-1] == f"error: no episode 42 in {store}"

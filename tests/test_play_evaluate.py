@@ -1,0 +1,206 @@
+"""Live play and the scoreboard on the real engine: the agent loop, `golem run play`, `golem run evaluate`.
+
+Models are untrained (interface tests): built from a ModelSpec and saved as a
+real checkpoint, where `golem run train` would put the active model.
+"""
+
+from __future__ import annotations
+
+import re
+
+import csv
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from golem.agent import Agent, check_compatible, run_episode
+from golem.builtin.experts import RandomPolicy
+from golem.checkpoints import save_checkpoint
+from golem.errors import GolemError
+from golem.evaluation import EvalPlan, evaluate, expert_for
+from golem.modelspec import ModelSpec
+from golem.plugins import load_plugins
+from golem.recording import build_sensors
+from golem.session import Session
+from golem.settings import BrainSettings, GolemSettings
+from tests.conftest import GOLEM, _clean_env
+from tests.helpers import json_out
+
+pytestmark = pytest.mark.engine
+
+REGISTRY = load_plugins().registry
+
+
+def _settings(profile: str = "basic", sensors: tuple[str, ...] = ("visual",)) -> GolemSettings:
+    return GolemSettings.model_construct(brain=BrainSettings(profile=profile, sensors=list(sensors)))
+
+
+def _spec(profile: str = "basic", sensors: tuple[str, ...] = ("visual",)) -> ModelSpec:
+    return ModelSpec.from_settings(_settings(profile, sensors), REGISTRY)
+
+
+def _save(path: Path, profile: str = "basic", sensors: tuple[str, ...] = ("visual",)) -> Path:
+    torch.manual_seed(0)
+    spec = _spec(profile, sensors)
+    return save_checkpoint(path, REGISTRY.get("models", "cfc").obj(spec), spec.to_metadata())
+
+
+def _active(tmp_path: Path) -> Path:
+    return _save(tmp_path / "golem-data" / "models" / "basic" / "active.safetensors")
+
+
+def _one_error_line(proc) -> str:
+    assert proc.returncode != 0, proc.stdout
+    assert "Traceback" not in proc.stderr, proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, proc.stderr
+    return errors[0]
+
+
+# --- the sense→act loop --------------------------------------------------------
+
+
+def test_agent_steps_match_the_sequence_forward_and_reset_zeroes_hx():
+    spec = _spec()
+    model = REGISTRY.get("models", "cfc").obj(spec)
+    agent = Agent(model, spec, threshold=0.5)
+    rng = np.random.default_rng(0)
+    frames = rng.integers(0, 256, size=(5, 3, 64, 64), dtype=np.uint8)
+    actions = [agent.act({"frames": f}) for f in frames]
+    assert all(len(a) == spec.n_actions and set(a) <= {0, 1} for a in actions)
+    assert len(agent.decide_ns) == 5 and all(ns > 0 for ns in agent.decide_ns)
+    with torch.no_grad():
+        logits, _ = model({"visual": spec.sensor("visual").to_network(torch.from_numpy(frames)[None])})
+    probs = torch.sigmoid(logits[0, -1]).numpy()
+    np.testing.assert_allclose(agent.last_probs, probs, rtol=1e-4, atol=1e-5)  # hx carried tic to tic
+    assert agent.hx is not None
+    agent.reset()
+    assert agent.hx is None
+    first = agent.act({"frames": frames[0]})
+    assert first == actions[0]  # a reset agent decides like a fresh one
+
+
+def test_mismatched_profile_or_sensors_are_one_line_errors():
+    visual = build_sensors(_settings(), REGISTRY)
+    profile = r"model was trained for profile fluid \(9 actions\) but the scenario session uses basic \(8\)"
+    with pytest.raises(GolemError, match=profile):
+        check_compatible(_spec("fluid"), "basic", _spec().action_names, visual)
+    with pytest.raises(GolemError, match=r"model expects sensors visual, thermal but the session reads visual"):
+        check_compatible(_spec(sensors=("visual", "thermal")), "basic", _spec().action_names, visual)
+
+
+def test_run_episode_counts_and_resets_hx_on_death():
+    settings = _settings()
+    spec = _spec()
+    agent = Agent(REGISTRY.get("models", "cfc").obj(spec), spec)
+    seen: list[tuple[int, int, int]] = []
+
+    def kill_at_tic_5(state):
+        seen.append(state.screen_buffer.shape)
+        if len(seen) == 5:
+            session.game.send_game_command("kill")
+
+    with Session(settings, build_sensors(settings, REGISTRY), scenario="defend_the_center") as session:
+        agent.check_session(session)
+        alive = run_episode(session, agent, 10_000, max_steps=12)
+        assert (alive.tics, alive.dead, alive.deaths, alive.policy) == (12, False, 0, "model")
+        assert agent.hx is not None and len(agent.decide_ns) == len(agent.sense_ns) == 12
+        dead = run_episode(session, agent, 10_001, max_steps=50, on_state=kill_at_tic_5)
+        assert dead.dead and dead.deaths == 1 and dead.tics <= 7 and dead.health <= 0
+        assert agent.hx is None  # zeroed on death
+        assert seen[0] == (120, 160, 3)  # the RGB screen, not the 64×64 input
+        rand = run_episode(session, RandomPolicy(session.action_names, seed=1), 10_000, max_steps=12)
+        assert rand.policy == "random" and rand.tics == 12
+
+
+def test_evaluate_without_an_expert_notes_it(tmp_path: Path):
+    path = _save(tmp_path / "m.safetensors")
+    assert expert_for(REGISTRY, "deadly_corridor") is None and expert_for(REGISTRY, "basic") == "basic"
+    plan = EvalPlan(model_path=path, scenario="deadly_corridor", episodes=1, max_steps=10)
+    board = evaluate(_settings(), REGISTRY, plan)
+    summary = board.summary()
+    assert set(summary["policies"]) == {"model", "random"}
+    assert summary["share"] == {"normalised": None, "raw": None}
+    assert "no scripted expert" in summary["note"]
+    assert summary["seeds"] == [10_000]
+
+
+# --- the CLI -----------------------------------------------------------------
+
+
+def test_play_prints_episodes_and_writes_video(golem_cli, tmp_path: Path):
+    _active(tmp_path)
+    proc = golem_cli(["run", "play", "--episodes", "2", "--max-steps", "15", "--video", "out.gif"], check=True)
+    assert "episode 1" in proc.stdout and "episode 2" in proc.stdout and "return" in proc.stdout
+    survived = [int(m) for m in re.findall(r"survived (\d+) tics", proc.stdout)]
+    assert len(survived) == 2 and all(1 <= t <= 15 for t in survived)
+    assert f"video: {sum(survived)} frames" in proc.stdout  # one frame per tic of both episodes
+    from PIL import Image
+
+    with Image.open(tmp_path / "out.gif") as gif:
+        assert gif.size == (160, 120) and gif.n_frames >= 2
+    report = json_out(golem_cli(["run", "play", "--max-steps", "10", "--seed", "7", "--json"], check=True))
+    assert report["scenario"] == "basic" and report["threshold"] == 0.5
+    (episode,) = report["episodes"]
+    assert episode["seed"] == 7 and episode["tics"] <= 10
+    assert {"kills", "health", "dead", "episode_return"} <= set(episode)
+    assert report["latency_ms"]["total_p99_ms"] > 0
+
+
+@pytest.mark.skipif(shutil.which("xvfb-run") is None, reason="needs xvfb-run (apt-get install xvfb)")
+def test_play_in_a_window_runs_at_the_engines_real_time_clock(tmp_path: Path):
+    _active(tmp_path)
+    proc = subprocess.run(
+        ["xvfb-run", "-a", str(GOLEM), "run", "play", "--window", "--max-steps", "35", "--json"],
+        capture_output=True, text=True, cwd=tmp_path, env=_clean_env(), timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    report = json_out(proc)
+    assert report["episodes"][0]["tics"] == 35
+    assert report["seconds"] >= 0.8  # 35 tics at 35 Hz: paced by the engine, not by sleeps
+
+
+def test_evaluate_scoreboard_in_workers(golem_cli, tmp_path: Path):
+    _active(tmp_path)
+    proc = golem_cli(
+        ["run", "evaluate", "--episodes", "2", "--workers", "2", "--max-steps", "40", "--out", "r.json",
+         "--out", "r.csv", "--json"],
+        check=True,
+    )
+    summary = json_out(proc)
+    assert summary["scenario"] == "basic" and summary["expert"] == "basic"
+    assert summary["seeds"] == [10_000, 10_001]
+    assert set(summary["policies"]) == {"model", "random", "expert"}
+    for stats in summary["policies"].values():
+        assert stats["episodes"] == 2 and set(stats["return"]) == {"mean", "std"}
+    assert summary["policies"]["expert"]["return"]["mean"] > 50  # the basic expert kills the monster
+    assert set(summary["share"]) == {"normalised", "raw"}
+    detail = json.loads((tmp_path / "r.json").read_text())["episodes_detail"]
+    assert sorted((d["policy"], d["seed"]) for d in detail) == sorted(
+        (p, s) for p in ("model", "random", "expert") for s in (10_000, 10_001)
+    )
+    with (tmp_path / "r.csv").open() as fh:
+        assert len(list(csv.DictReader(fh))) == 6
+    table = golem_cli(["run", "evaluate", "--episodes", "1", "--max-steps", "20"], check=True)
+    assert "expert (basic)" in table.stdout and "normalised" in table.stdout
+
+
+def test_bad_inputs_are_one_line_errors(golem_cli, tmp_path: Path):
+    assert "golem run train" in _one_error_line(golem_cli(["run", "play"]))
+    fluid = _save(tmp_path / "fluid.safetensors", profile="fluid")
+    line = _one_error_line(golem_cli(["run", "play", "--model", str(fluid)]))
+    assert "model was trained for profile fluid (9 actions) but the scenario session uses basic (8)" in line
+    thermal = _save(tmp_path / "thermal.safetensors", sensors=("visual", "thermal"))
+    line = _one_error_line(golem_cli(["run", "evaluate", "--model", str(thermal), "--episodes", "1"]))
+    assert "model expects sensors visual, thermal but the session reads visual" in line
+    active = _active(tmp_path)
+    assert "unknown scenario 'no_such_map'" in _one_error_line(golem_cli(["run", "play", "-s", "no_such_map"]))
+    blob = active.read_bytes()
+    active.write_bytes(blob[: len(blob) // 2])
+    assert "corrupt" in _one_error_line(golem_cli(["run", "play"]))
+    assert "DISPLAY" in _one_error_line(golem_cli(["run", "play", "--window"], env={"DISPLAY": ""}))

@@ -1,0 +1,296 @@
+"""``golem run train`` and :mod:`golem.training` on demonstrations recorded by the real engine.
+
+Runs are tiny (a dozen ``basic`` episodes, L=4, B=4, a 16-unit core, one
+epoch) so the file stays quick on two CPU cores.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import torch
+from torch import nn
+
+from golem.checkpoints import load_checkpoint, read_metadata, rebuild_model
+from golem.dataset import SequenceDataset
+from golem.errors import GolemError
+from golem.modelspec import ModelSpec
+from golem.plugins import load_plugins
+from golem.settings import GolemSettings
+from golem.store import TrajectoryStore
+from golem.training import TrainPlan, train, train_step
+from golem.validation import stream_batches
+from golem_models.net import DoomNet
+from tests.conftest import GOLEM, _clean_env
+
+pytestmark = pytest.mark.engine
+
+SMALL = [
+    "--set", "training.sequence_length=4",
+    "--set", "training.batch_size=4",
+    "--set", "brain.working_memory=16",
+    "--set", "training.validation_split=0.2",
+]
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """12 episodes of the ``basic`` expert, recorded by the real engine through the CLI."""
+    path = tmp_path_factory.mktemp("train-data") / "basic"
+    proc = subprocess.run(
+        [str(GOLEM), "run", "record", "--expert", "basic", "-n", "12", "--store", str(path)],
+        capture_output=True, text=True, env=_clean_env(), timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return path
+
+
+def train_args(store: Path, root: Path, *more: str) -> list[str]:
+    return [
+        "--log-level", "warning", "run", "train", "--store", str(store), "--set", f"data.root={root}",
+        *SMALL, "--epochs", "1", "--device", "cpu", *more,
+    ]
+
+
+def small_settings(root: Path, **training) -> GolemSettings:
+    return GolemSettings.model_validate({
+        "data": {"root": str(root)},
+        "brain": {"working_memory": 16},
+        "training": {"sequence_length": 4, "batch_size": 4, "epochs": 1, "device": "cpu",
+                     "validation_split": 0.2, **training},
+    })
+
+
+def error_line(proc: subprocess.CompletedProcess[str]) -> str:
+    """The single non-empty stderr line of a failed command (asserting there is exactly one)."""
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, proc.stderr
+    return lines[0]
+
+
+# --- the CLI run ---------------------------------------------------------------
+
+
+def test_cli_train_saves_active_model_rebuilt_from_metadata(golem_cli, store: Path, tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    proc = golem_cli([*train_args(store, root, "--seed", "0"), "--json"])
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    active = root / "models" / "basic" / "active.safetensors"
+    assert Path(out["active"]) == active and active.is_file()
+    archive = Path(out["archive"])
+    assert archive.parent == root / "models" / "basic" / "archive" and archive.name.endswith("-cfc.safetensors")
+    val = out["validation"]
+    assert 0.0 <= val["exact_match"] <= 1.0 and val["steps"] > 0
+    assert set(val["actions"]) >= {"ATTACK", "TURN_LEFT", "TURN_RIGHT"}
+    assert len(out["history"]) == 1
+
+    meta = read_metadata(active)
+    assert meta["spec"]["model"] == "cfc" and meta["spec"]["working_memory"] == 16
+    assert meta["training"]["sequence_length"] == 4 and meta["training"]["seed"] == 0
+    assert meta["metrics"]["history"][0]["epoch"] == 0
+    assert meta["data"]["store"] == str(store.resolve())
+    with TrajectoryStore.open(store) as opened:
+        ids = [info.id for info in opened.episodes()]
+        steps = sum(info.length for info in opened.episodes())
+    assert meta["data"]["episodes"] == ids and meta["data"]["total_steps"] == steps
+
+    # The metadata alone rebuilds the network the training code built from settings.
+    registry = load_plugins().registry
+    rebuilt = rebuild_model(active, registry)
+    spec = ModelSpec.from_settings(small_settings(root), registry)
+    reference = registry.get("models", "cfc").obj(spec)
+    reference.load_state_dict(load_checkpoint(archive)[0])
+    reference.eval()
+    torch.manual_seed(1)
+    x = {"visual": torch.rand(2, 5, 3, 64, 64)}
+    hx = torch.randn(2, rebuilt.state_size)
+    with torch.no_grad():
+        a, ha = rebuilt(x, hx)
+        b, hb = reference(x, hx)
+    assert a.shape == (2, 5, 8)
+    torch.testing.assert_close(a, b, rtol=0, atol=0)
+    torch.testing.assert_close(ha, hb, rtol=0, atol=0)
+
+    # The human report: a per-action table and where the model went.
+    proc = golem_cli(train_args(store, tmp_path / "root2"))
+    assert proc.returncode == 0, proc.stderr
+    for word in ("precision", "recall", "F1", "ATTACK", "exact match", "active model", "archived as"):
+        assert word in proc.stdout
+
+
+def test_in_process_model_equals_rebuilt_checkpoint(store: Path, tmp_path: Path) -> None:
+    registry = load_plugins().registry
+    result = train(small_settings(tmp_path, seed=3), registry, TrainPlan(store=store))
+    assert result.model is not None and not result.interrupted
+    rebuilt = rebuild_model(result.active, registry)
+    x = {"visual": torch.rand(3, 4, 3, 64, 64)}
+    with torch.no_grad():
+        torch.testing.assert_close(rebuilt(x)[0], result.model.eval()(x)[0], rtol=0, atol=0)
+
+
+def test_same_seed_twice_gives_identical_weights(golem_cli, store: Path, tmp_path: Path) -> None:
+    paths = []
+    for run in ("a", "b"):
+        proc = golem_cli([*train_args(store, tmp_path / run, "--seed", "7"), "--json"])
+        assert proc.returncode == 0, proc.stderr
+        paths.append(Path(json.loads(proc.stdout)["active"]))
+    (wa, ma), (wb, mb) = load_checkpoint(paths[0]), load_checkpoint(paths[1])
+    assert wa.keys() == wb.keys()
+    for name in wa:
+        assert torch.equal(wa[name], wb[name]), name
+    assert ma["metrics"]["history"][0]["train_loss"] == mb["metrics"]["history"][0]["train_loss"]
+    proc = golem_cli([*train_args(store, tmp_path / "c", "--seed", "8"), "--json"])
+    wc, _ = load_checkpoint(Path(json.loads(proc.stdout)["active"]))
+    assert any(not torch.equal(wa[n], wc[n]) for n in wa)
+
+
+def test_resume_continues_from_the_active_model(golem_cli, store: Path, tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    first = golem_cli([*train_args(store, root, "--seed", "0"), "--json"])
+    assert first.returncode == 0, first.stderr
+    before, _ = load_checkpoint(root / "models" / "basic" / "active.safetensors")
+    second = golem_cli([*train_args(store, root, "--seed", "0", "--resume"), "--json"])
+    assert second.returncode == 0, second.stderr
+    out = json.loads(second.stdout)
+    assert [h["epoch"] for h in out["history"]] == [0, 1]
+    after, meta = load_checkpoint(root / "models" / "basic" / "active.safetensors")
+    assert [h["epoch"] for h in meta["metrics"]["history"]] == [0, 1]
+    assert any(not torch.equal(before[n], after[n]) for n in before)
+    assert len(list((root / "models" / "basic" / "archive").glob("*.safetensors"))) == 2
+
+    # A resume whose settings describe another network fails in one line.
+    proc = golem_cli([*train_args(store, root, "--resume"), "--set", "brain.working_memory=24"])
+    assert proc.returncode != 0
+    line = error_line(proc)
+    assert "--resume" in line and "working_memory" in line
+
+
+def test_resume_without_active_model_is_one_line(golem_cli, store: Path, tmp_path: Path) -> None:
+    proc = golem_cli(train_args(store, tmp_path / "empty", "--resume"))
+    assert proc.returncode != 0
+    assert "no active model" in error_line(proc)
+
+
+# --- data that does not fit the model -----------------------------------------------
+
+
+def test_other_action_profile_is_one_line(golem_cli, tmp_path: Path) -> None:
+    fluid = tmp_path / "fluid"
+    golem_cli(["run", "record", "--expert", "basic", "-n", "2", "--set", "brain.profile=fluid", "--store", str(fluid)],
+              check=True)
+    proc = golem_cli(train_args(fluid, tmp_path / "root"))
+    assert proc.returncode != 0
+    line = error_line(proc)
+    assert "profile fluid" in line and "basic" in line and "brain.profile=fluid" in line
+    assert "Traceback" not in proc.stderr and "size mismatch" not in proc.stderr
+
+
+def test_sensor_missing_from_data_is_one_line(golem_cli, store: Path, tmp_path: Path) -> None:
+    proc = golem_cli([*train_args(store, tmp_path / "root"), "--plugin", "depth"])
+    assert proc.returncode != 0
+    line = error_line(proc)
+    assert "depth" in line and "episode" in line
+
+
+def test_no_store_and_unknown_module_are_one_line(golem_cli, store: Path, tmp_path: Path) -> None:
+    proc = golem_cli(train_args(tmp_path / "nowhere", tmp_path / "root"))
+    assert proc.returncode != 0 and "no trajectory store" in error_line(proc)
+    proc = golem_cli([*train_args(store, tmp_path / "root"), "--module", "nosuchthing"])
+    assert proc.returncode != 0 and "nosuchthing" in error_line(proc)
+
+
+# --- Ctrl-C ----------------------------------------------------------------------
+
+
+def test_ctrl_c_saves_current_weights_and_exits_130(store: Path, tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    args = [str(GOLEM), "--log-json", "run", "train", "--store", str(store), "--set", f"data.root={root}",
+            *SMALL, "--epochs", "1000", "--device", "cpu"]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_clean_env())
+    try:
+        deadline = time.monotonic() + 120
+        assert proc.stderr is not None
+        for line in proc.stderr:  # wait until an epoch has run
+            if '"train.epoch"' in line or time.monotonic() > deadline:
+                break
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    active = root / "models" / "basic" / "active.safetensors"
+    assert f"saved to {root / 'models' / 'basic' / 'archive'}" in err.replace("\n", "")
+    meta = read_metadata(active)
+    assert meta["interrupted"] is True and len(meta["metrics"]["history"]) >= 1
+    assert rebuild_model(active, load_plugins().registry) is not None
+
+
+# --- the loop's parts ------------------------------------------------------------------
+
+
+class Recorder(nn.Module):
+    """A stand-in model that remembers the state it was given; output depends on it."""
+
+    state_size = 3
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(1))
+        self.seen: list[torch.Tensor] = []
+
+    reset_rows = staticmethod(DoomNet.reset_rows)
+
+    def forward(self, inputs, hx):
+        self.seen.append(hx.detach().clone())
+        x = inputs["x"]  # [B, T, 1]
+        logits = self.w * x + hx.sum(dim=-1, keepdim=True).unsqueeze(1)
+        return logits, hx + 1.0
+
+
+def test_rows_starting_an_episode_are_zeroed_before_the_forward_pass() -> None:
+    model = Recorder()
+    opt = torch.optim.SGD(model.parameters(), lr=0.0)
+    hx = torch.full((3, 3), 5.0)
+    is_first = torch.tensor([True, False, True])
+    x = {"x": torch.zeros(3, 2, 1)}
+    _, new_hx = train_step(model, nn.BCEWithLogitsLoss(), opt, x, torch.zeros(3, 2, 1), is_first, hx)
+    seen = model.seen[-1]
+    assert torch.equal(seen[0], torch.zeros(3)) and torch.equal(seen[2], torch.zeros(3))
+    assert torch.equal(seen[1], torch.full((3,), 5.0))
+    assert not new_hx.requires_grad
+    assert torch.equal(new_hx, torch.tensor([[1.0] * 3, [6.0] * 3, [1.0] * 3]))
+
+
+def test_validation_streams_cover_every_window_once_in_order(store: Path) -> None:
+    registry = load_plugins().registry
+    settings = small_settings(Path("unused"), mirror=True)
+    spec = ModelSpec.from_settings(settings, registry)
+    with TrajectoryStore.open(store) as opened:
+        ds = SequenceDataset.from_store(opened, spec.sensors, spec.action_names, settings.training)
+        rows: dict[int, list[int]] = {}
+        seen: list[int] = []
+        for indices, active in stream_batches(ds, 3):
+            for b, (i, on) in enumerate(zip(indices.tolist(), active.tolist())):
+                if on:
+                    rows.setdefault(b, []).append(i)
+                    seen.append(i)
+        assert sorted(seen) == list(range(len(ds)))
+        p = ds.pointers
+        for walk in rows.values():  # each row continues its stream or starts a new one at window 0
+            for prev, cur in zip(walk, walk[1:]):
+                same = p["episode"][cur] == p["episode"][prev] and p["mirrored"][cur] == p["mirrored"][prev]
+                assert (same and p["start"][cur] == p["start"][prev] + 4) or (not same and p["start"][cur] == 0)
+
+
+def test_unavailable_device_is_one_line(store: Path, tmp_path: Path) -> None:
+    if torch.cuda.is_available():
+        pytest.skip("CUDA is available here")
+    with pytest.raises(GolemError, match="no CUDA device"):
+        train(small_settings(tmp_path, device="cuda"), load_plugins().registry, TrainPlan(store=store))
