@@ -30,8 +30,6 @@ from __future__ import annotations
 import csv
 import json
 import math
-import multiprocessing as mp
-import queue
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -44,6 +42,7 @@ import structlog
 from golem.agent import Agent, EpisodeResult, check_compatible, latency_summary, load_agent, run_episode
 from golem.checkpoints import load_checkpoint
 from golem.errors import GolemError
+from golem.logs import configure_logging
 from golem.modelspec import ModelSpec
 from golem.plugins import load_plugins
 from golem.profiles import PROFILES
@@ -51,6 +50,7 @@ from golem.recording import build_sensors
 from golem.registry import Registry
 from golem.session import Session
 from golem.settings import GolemSettings
+from golem.workers import run_pool, serve
 
 log = structlog.get_logger(__name__)
 
@@ -255,76 +255,16 @@ def _play(
     yield agent
 
 
-def _worker(settings_json: str, registry: Registry | None, plan: EvalPlan, tasks: Any, results: Any) -> None:
-    """Worker process: take ``(role, seed)`` from ``tasks``, put results (or an error line) on ``results``."""
-    try:
-        settings = GolemSettings.model_validate_json(settings_json)
-        registry = registry if registry is not None else load_plugins().registry
+def _worker(settings_json: str, plan: EvalPlan, tasks: Any, results: Any) -> None:
+    """Worker process (spawned): play the ``(role, seed)`` tasks it takes; results and latencies go back."""
+    configure_logging(level="warning")  # a spawned process starts unconfigured; stdout stays the parent's
+    settings = GolemSettings.model_validate_json(settings_json)
 
-        def pending() -> Iterator[tuple[str, int]]:
-            while (task := tasks.get()) is not None:
-                yield task
+    def produce(pending: Iterator[tuple[str, int]]) -> Iterator[Any]:
+        for item in _play(settings, load_plugins().registry, plan, pending):
+            yield (item.sense_ns, item.decide_ns) if isinstance(item, Agent) else item
 
-        for item in _play(settings, registry, plan, pending()):
-            if isinstance(item, Agent):
-                results.put(("latency", (item.sense_ns, item.decide_ns)))
-            else:
-                results.put(("episode", item))
-    except KeyboardInterrupt:
-        pass
-    except GolemError as exc:
-        results.put(("error", str(exc)))
-    except Exception as exc:  # a worker crash surfaces as one line in the parent
-        results.put(("error", f"evaluation worker failed: {type(exc).__name__}: {exc}"))
-    finally:
-        results.put(("done", None))
-
-
-def _in_workers(
-    settings: GolemSettings, registry: Registry, plan: EvalPlan, tasks: Sequence[tuple[str, int]]
-) -> Iterator[EpisodeResult | tuple[list[int], list[int]]]:
-    forking = "fork" in mp.get_all_start_methods()
-    ctx = mp.get_context("fork" if forking else "spawn")
-    task_q: Any = ctx.Queue()
-    result_q: Any = ctx.Queue()
-    n = min(plan.workers, len(tasks))
-    for task in tasks:
-        task_q.put(task)
-    for _ in range(n):
-        task_q.put(None)
-    procs = [
-        ctx.Process(
-            target=_worker,
-            args=(settings.model_dump_json(), registry if forking else None, plan, task_q, result_q),
-            daemon=True,
-        )
-        for _ in range(n)
-    ]
-    for p in procs:
-        p.start()
-    running = n
-    try:
-        while running:
-            try:
-                kind, payload = result_q.get(timeout=1.0)
-            except queue.Empty:
-                if not any(p.is_alive() for p in procs) and result_q.empty():
-                    raise GolemError("evaluation workers exited without finishing") from None
-                continue
-            if kind == "episode":
-                yield payload
-            elif kind == "latency":
-                yield payload
-            elif kind == "error":
-                raise GolemError(payload)
-            else:
-                running -= 1
-    finally:
-        for p in procs:
-            if p.is_alive():
-                p.terminate()
-        for p in procs:
-            p.join(timeout=10)
+    serve(tasks, results, produce, "evaluation")
 
 
 def evaluate(
@@ -351,7 +291,11 @@ def evaluate(
     sense: list[int] = []
     decide: list[int] = []
     if plan.workers > 1:
-        source: Iterator[Any] = _in_workers(settings, registry, plan, tasks)
+        # spawn, not fork: this process may have trained a model already (golem demo), and
+        # torch's thread pool does not survive a fork — the child would hang.
+        source: Iterator[Any] = run_pool(
+            _worker, (settings.model_dump_json(), plan), tasks, plan.workers, start_method="spawn", what="evaluation"
+        )
     else:
         source = _play(settings, registry, plan, tasks)
     try:

@@ -10,8 +10,8 @@ episode that completed.
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import queue
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +28,7 @@ from golem.sensors import Sensor
 from golem.session import Session
 from golem.settings import GolemSettings
 from golem.store import EpisodeMeta, TrajectoryStore
+from golem.workers import run_pool, serve
 
 log = structlog.get_logger(__name__)
 
@@ -115,7 +116,6 @@ def play_episode(
         ``[T, *shape]`` array per sensor key; ``counters``: ``kills``, ``health``,
         ``tics`` (survival) and ``dead`` (0/1) at the end.
     """
-    import threading
 
     import vizdoom as vzd
 
@@ -229,77 +229,17 @@ def settings_actions(settings: GolemSettings) -> tuple[str, ...]:
 def _worker(
     settings_json: str, registry: Registry | None, plan: RecordPlan, scenario: str, tasks: Any, results: Any
 ) -> None:
-    """Worker process: take seeds from ``tasks``, put finished episodes (or an error line) on ``results``.
+    """Worker process: record the episodes of the seeds it takes from ``tasks``.
 
     ``registry`` is inherited when the worker is forked; a spawned worker loads the plugins itself.
     """
-    try:
-        settings = GolemSettings.model_validate_json(settings_json)
-        registry = registry if registry is not None else load_plugins().registry
+    settings = GolemSettings.model_validate_json(settings_json)
 
-        def seeds() -> Iterator[int]:
-            while True:
-                seed = tasks.get()
-                if seed is None:
-                    return
-                yield seed
+    def produce(seeds: Iterator[int]) -> Iterator[Episode]:
+        reg = registry if registry is not None else load_plugins().registry
+        yield from _episodes_in_process(settings, reg, plan, scenario, seeds)
 
-        for episode in _episodes_in_process(settings, registry, plan, scenario, seeds()):
-            results.put(("episode", episode))
-    except KeyboardInterrupt:
-        pass
-    except GolemError as exc:
-        results.put(("error", str(exc)))
-    except Exception as exc:  # surface worker crashes as one line in the parent
-        results.put(("error", f"recording worker failed: {type(exc).__name__}: {exc}"))
-    finally:
-        results.put(("done", None))
-
-
-def _episodes_in_workers(
-    settings: GolemSettings, registry: Registry, plan: RecordPlan, scenario: str, seeds: Sequence[int]
-) -> Iterator[Episode]:
-    # fork starts in milliseconds and inherits the loaded plugins; spawn re-imports them.
-    forking = "fork" in mp.get_all_start_methods()
-    ctx = mp.get_context("fork" if forking else "spawn")
-    tasks: Any = ctx.Queue()
-    results: Any = ctx.Queue()
-    for seed in seeds:
-        tasks.put(seed)
-    n = min(plan.workers, len(seeds))
-    for _ in range(n):
-        tasks.put(None)
-    procs = [
-        ctx.Process(
-            target=_worker,
-            args=(settings.model_dump_json(), registry if forking else None, plan, scenario, tasks, results),
-            daemon=True,
-        )
-        for _ in range(n)
-    ]
-    for p in procs:
-        p.start()
-    running = n
-    try:
-        while running:
-            try:
-                kind, payload = results.get(timeout=1.0)
-            except queue.Empty:
-                if not any(p.is_alive() for p in procs) and results.empty():
-                    raise GolemError("recording workers exited without finishing") from None
-                continue
-            if kind == "episode":
-                yield payload
-            elif kind == "error":
-                raise GolemError(payload)
-            else:
-                running -= 1
-    finally:
-        for p in procs:
-            if p.is_alive():
-                p.terminate()
-        for p in procs:
-            p.join(timeout=10)
+    serve(tasks, results, produce, "recording")
 
 
 def record(
@@ -319,11 +259,14 @@ def record(
     seeds = plan.seeds or [settings.game.seed + i for i in range(plan.episodes)]
     if plan.workers > 1 and plan.demonstrator == "human":
         raise GolemError("--workers applies to experts; a human records in one window")
-    source = (
-        _episodes_in_workers(settings, registry, plan, scenario, seeds)
-        if plan.workers > 1
-        else _episodes_in_process(settings, registry, plan, scenario, seeds)
-    )
+    if plan.workers > 1:
+        # Recording runs no tensor maths in this process, so workers may fork (fast, plugins inherited).
+        source: Iterator[Episode] = run_pool(
+            _worker, (settings.model_dump_json(), registry, plan, scenario), seeds, plan.workers,
+            start_method="fork", what="recording",
+        )
+    else:
+        source = _episodes_in_process(settings, registry, plan, scenario, seeds)
     ids: list[int] = []
     started = time.perf_counter()
     try:

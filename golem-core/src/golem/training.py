@@ -330,7 +330,11 @@ def train(
             model = registry.get("models", spec.model).obj(spec)
         model.to(device).train()
         loss_fn = registry.get("losses", cfg.loss).obj(settings, spec.n_actions).to(device)
-        sampler = registry.get("samplers", cfg.sampler).obj(train_ds, settings)
+        # Without --include-recovery there are no recovery streams to stratify over.
+        sampling = settings if plan.include_recovery else settings.model_copy(
+            update={"training": cfg.model_copy(update={"recovery_ratio": 0.0})}
+        )
+        sampler = registry.get("samplers", cfg.sampler).obj(train_ds, sampling)
         if hasattr(sampler, "set_epoch"):
             sampler.set_epoch(first_epoch)
         optimizer = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate)

@@ -1,0 +1,97 @@
+"""A small pool of engine worker processes feeding results to the calling process.
+
+Recording and evaluation both hand out tasks (seeds) to N processes, each with
+its own ViZDoom engine, and consume what comes back one item at a time. The
+worker side is :func:`serve`; the parent side is :func:`run_pool`.
+
+Start method: ``fork`` starts in milliseconds and inherits loaded plugins, but
+a process that has already run tensor maths must not fork (torch's thread pool
+does not survive it and the child hangs), so callers that may follow training
+in the same process ask for ``spawn``.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import queue
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
+
+from golem.errors import GolemError
+
+#: ``produce(tasks) -> items``: the work one worker does on the tasks it takes.
+Produce = Callable[[Iterator[Any]], Iterable[Any]]
+
+
+def serve(tasks: Any, results: Any, produce: Produce, what: str) -> None:
+    """Worker side: run ``produce`` over tasks from ``tasks`` until ``None``; report on ``results``.
+
+    Every item goes back as ``("item", item)``; a user error or crash as one
+    ``("error", line)``; the end as ``("done", None)``.
+    """
+
+    def pending() -> Iterator[Any]:
+        while (task := tasks.get()) is not None:
+            yield task
+
+    try:
+        for item in produce(pending()):
+            results.put(("item", item))
+    except KeyboardInterrupt:
+        pass
+    except GolemError as exc:
+        results.put(("error", str(exc)))
+    except Exception as exc:  # a worker crash surfaces as one line in the parent
+        results.put(("error", f"{what} worker failed: {type(exc).__name__}: {exc}"))
+    finally:
+        results.put(("done", None))
+
+
+def run_pool(
+    target: Callable[..., None],
+    args: tuple[Any, ...],
+    tasks: Sequence[Any],
+    workers: int,
+    *,
+    start_method: str,
+    what: str,
+) -> Iterator[Any]:
+    """Parent side: start ``min(workers, len(tasks))`` processes ``target(*args, tasks_q, results_q)``.
+
+    Yields each item as it arrives. A worker's error line is raised as
+    :class:`GolemError`. Closing the generator (or Ctrl-C) terminates the
+    workers, whose sessions take their engines with them.
+    """
+    method = start_method if start_method in mp.get_all_start_methods() else "spawn"
+    ctx = mp.get_context(method)
+    task_q: Any = ctx.Queue()
+    result_q: Any = ctx.Queue()
+    n = min(workers, len(tasks))
+    for task in tasks:
+        task_q.put(task)
+    for _ in range(n):
+        task_q.put(None)
+    procs = [ctx.Process(target=target, args=(*args, task_q, result_q), daemon=True) for _ in range(n)]
+    for p in procs:
+        p.start()
+    running = n
+    try:
+        while running:
+            try:
+                kind, payload = result_q.get(timeout=1.0)
+            except queue.Empty:
+                if not any(p.is_alive() for p in procs) and result_q.empty():
+                    raise GolemError(f"{what} workers exited without finishing") from None
+                continue
+            if kind == "item":
+                yield payload
+            elif kind == "error":
+                raise GolemError(payload)
+            else:
+                running -= 1
+    finally:
+        for p in procs:
+            if p.is_alive():
+                p.terminate()
+        for p in procs:
+            p.join(timeout=10)
