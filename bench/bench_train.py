@@ -159,7 +159,7 @@ def main() -> None:
     parser.add_argument("--store", type=Path, default=Path(tempfile.gettempdir()) / "golem-bench-train-store")
     parser.add_argument("--episodes", type=int, default=60, help="episodes to record when the store is missing")
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--batch", type=int, default=16)
+    parser.add_argument("--batch", type=int, default=32, help="B (training.batch_size default)")
     parser.add_argument("--length", type=int, default=8)
     parser.add_argument("--width", type=int, default=64, help="brain.working_memory of both cores")
     parser.add_argument("--steps", type=int, default=10, help="calls per round")

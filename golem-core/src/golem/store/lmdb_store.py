@@ -335,7 +335,7 @@ class TrajectoryStore:
                 txn.put(b"next_id", str(episode_id + 1).encode(), db=self._meta)
         except lmdb.Error as exc:
             raise GolemError(f"could not write episode to {self.path}: {exc}") from None
-        log.info("store.episode_written", path=str(self.path), episode=episode_id, steps=T, source=meta.source)
+        log.debug("store.episode_written", path=str(self.path), episode=episode_id, steps=T, source=meta.source)
         return episode_id
 
     def delete(self, episode_ids: Iterable[int]) -> list[int]:
