@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -26,6 +25,8 @@ from rich.table import Table
 from golem.builtin.experts import EXPERTS, RandomPolicy, play_episode
 from golem.logs import configure_logging
 from golem.profiles import BASIC
+from golem.session import Session
+from golem.settings import load_settings
 
 RESULTS = Path(__file__).resolve().parent / "results" / "experts.json"
 #: Episode cap in tics (take_cover has no timeout of its own; the others end at 2,100).
@@ -33,37 +34,16 @@ MAX_TICS = 2100
 log = structlog.get_logger("bench_experts")
 
 
-def make_game(scenario: str, configurer: Any) -> Any:
-    """A headless ``DoomGame`` built as the session builds one (cfg, basic profile, RGB24 160×120)."""
-    import vizdoom as vzd
-
-    game = vzd.DoomGame()
-    game.load_config(os.path.join(vzd.scenarios_path, f"{scenario}.cfg"))
-    game.clear_available_buttons()
-    for name in BASIC:
-        game.add_available_button(getattr(vzd.Button, name))
-    game.set_screen_format(vzd.ScreenFormat.RGB24)
-    game.set_screen_resolution(vzd.ScreenResolution.RES_160X120)
-    game.set_window_visible(False)
-    game.set_mode(vzd.Mode.PLAYER)
-    configurer.configure(game)
-    game.init()
-    return game
-
-
 def run_job(scenario: str, policy: str, seeds: list[int]) -> dict[str, Any]:
     """Play ``seeds`` of ``scenario`` with ``policy`` ("expert" or "random"); per-episode stats."""
     configure_logging(level="warning")
     expert = EXPERTS[scenario](BASIC)
-    game = make_game(scenario, expert)
     started = time.perf_counter()
-    try:
+    with Session(load_settings(environ={}).settings, scenario=scenario, configurers=[expert]) as session:
         episodes = []
         for seed in seeds:
             actor = expert if policy == "expert" else RandomPolicy(BASIC, seed=seed)
-            episodes.append(play_episode(game, actor, seed, max_tics=MAX_TICS).as_dict())
-    finally:
-        game.close()
+            episodes.append(play_episode(session.game, actor, seed, max_tics=MAX_TICS).as_dict())
     return {"scenario": scenario, "policy": policy, "episodes": episodes,
             "seconds": round(time.perf_counter() - started, 2)}
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -13,39 +12,18 @@ vzd = pytest.importorskip("vizdoom")
 from golem.builtin.experts import EXPERTS, RandomPolicy, play_episode  # noqa: E402
 from golem.experts import Expert  # noqa: E402
 from golem.profiles import BASIC  # noqa: E402
+from golem.session import Session  # noqa: E402
+from golem.settings import load_settings  # noqa: E402
+
+SETTINGS = load_settings(environ={}).settings  # the basic profile, whatever GOLEM_* says
 
 pytestmark = pytest.mark.engine
 
 
-def make_game(scenario: str, configurer: Any, seed: int = 0) -> Any:
-    """A headless ``DoomGame`` built the way the session builds one.
-
-    Loads the scenario's cfg, replaces its buttons with the ``basic`` profile's
-    (in order), RGB24 at 160×120, no window, ``Mode.PLAYER``, seeds it, lets
-    ``configurer`` switch on its privileged state, then ``init()``.
-    """
-    game = vzd.DoomGame()
-    game.load_config(os.path.join(vzd.scenarios_path, f"{scenario}.cfg"))
-    game.clear_available_buttons()
-    for name in BASIC:
-        game.add_available_button(getattr(vzd.Button, name))
-    game.set_screen_format(vzd.ScreenFormat.RGB24)
-    game.set_screen_resolution(vzd.ScreenResolution.RES_160X120)
-    game.set_window_visible(False)
-    game.set_mode(vzd.Mode.PLAYER)
-    game.set_seed(seed)
-    configurer.configure(game)
-    game.init()
-    return game
-
-
 def run_policy(scenario: str, policy: Any, seeds: list[int], max_tics: int) -> list[Any]:
     """Episode stats of ``policy`` on ``scenario`` for each seed."""
-    game = make_game(scenario, policy)
-    try:
-        return [play_episode(game, policy, seed, max_tics=max_tics) for seed in seeds]
-    finally:
-        game.close()
+    with Session(SETTINGS, scenario=scenario, configurers=[policy]) as session:
+        return [play_episode(session.game, policy, seed, max_tics=max_tics) for seed in seeds]
 
 
 def mean(values: Iterator[float] | list[float]) -> float:

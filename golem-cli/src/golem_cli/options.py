@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
@@ -20,3 +21,11 @@ SetOpt = Annotated[
     typer.Option("--set", help="Override a setting, e.g. --set training.batch_size=16. Repeatable.", metavar="KEY=VALUE"),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for machines instead of a table.")]
+StoreOpt = Annotated[
+    Optional[Path],
+    typer.Option("--store", help="Store directory (default: data.store from the settings).", metavar="PATH"),
+]
+DeviceOpt = Annotated[
+    Optional[str],
+    typer.Option("--device", help="auto (CUDA, then MPS, then CPU), cpu, cuda or mps (training.device)."),
+]

@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +33,7 @@ from safetensors.torch import load as load_bytes
 from safetensors.torch import save as save_bytes
 from torch import nn
 
+from golem.atomic import atomic_write
 from golem.errors import GolemError
 from golem.modelspec import ModelSpec
 
@@ -112,18 +112,8 @@ def save_checkpoint(
     metadata[f"{PREFIX}sha256"] = hashlib.sha256(_data_section(save_bytes(tensors, metadata=metadata))).hexdigest()
     blob = save_bytes(tensors, metadata=metadata)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            os.fchmod(fd, 0o644)  # mkstemp makes 0600; a model file is as readable as any other
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(blob)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        with atomic_write(path) as fh:
+            fh.write(blob)
     except OSError as exc:
         raise GolemError(f"cannot write checkpoint {path}: {exc.strerror or exc}") from None
     log.info("checkpoint_saved", path=str(path), bytes=len(blob), model=spec_meta.get("model"))

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from golem.archives import resolve_model
 from golem.audit import AuditPlan, AuditReport, audit, default_chart_path, parse_ids
-from golem_cli.options import JsonOpt, PluginOpt, SetOpt
+from golem_cli.options import DeviceOpt, JsonOpt, PluginOpt, SetOpt, StoreOpt
 from golem_cli.state import state
 
 
@@ -25,8 +25,8 @@ def audit_command(
     threshold: Annotated[Optional[float], typer.Option("--threshold", help="Press an action above this probability (brain.activation).")] = None,
     chart: Annotated[Optional[Path], typer.Option("--chart", help="PNG of P/R/F1 per action (default: under data.root/reports).", metavar="PATH")] = None,
     no_chart: Annotated[bool, typer.Option("--no-chart", help="Do not write the chart.")] = False,
-    device: Annotated[Optional[str], typer.Option("--device", help="auto, cpu, cuda or mps (training.device).")] = None,
-    store: Annotated[Optional[Path], typer.Option("--store", help="Store directory (default: data.store).", metavar="PATH")] = None,
+    device: DeviceOpt = None,
+    store: StoreOpt = None,
     plugin: PluginOpt = None,
     set_: SetOpt = None,
     as_json: JsonOpt = False,

@@ -17,15 +17,11 @@ from golem.profiles import PROFILES
 from golem.settings import GolemSettings
 from golem.store import SOURCES, EpisodeInfo, TrajectoryStore
 from golem.store.npz import ImportOptions, export_name, export_npz, import_npz, load_npz
-from golem_cli.options import JsonOpt
+from golem_cli.options import JsonOpt, StoreOpt
 from golem_cli.state import AppState, state
 
 app = typer.Typer(help="The trajectory store: list, info, verify, import, export, delete.", no_args_is_help=True)
 
-StoreOpt = Annotated[
-    Optional[Path],
-    typer.Option("--store", help="Store directory (default: data.store from the settings).", metavar="PATH"),
-]
 SourceOpt = Annotated[
     Optional[str], typer.Option("--source", help=f"Only episodes from this source: {', '.join(SOURCES)}.")
 ]

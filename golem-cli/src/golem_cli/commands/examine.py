@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from golem.examine import examine
-from golem_cli.options import JsonOpt, PluginOpt, SetOpt
+from golem_cli.options import DeviceOpt, JsonOpt, PluginOpt, SetOpt, StoreOpt
 from golem_cli.state import state
 
 
@@ -19,8 +19,8 @@ def examine_command(
     step: Annotated[int, typer.Option("--step", "-t", min=0, help="Step of the episode to explain (0-based).")] = 0,
     model: Annotated[Optional[Path], typer.Option("--model", help="Checkpoint (default: the profile's active model).", metavar="PATH")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", "-o", help="PNG to write (default: under data.root/reports).", metavar="PATH")] = None,
-    device: Annotated[Optional[str], typer.Option("--device", help="auto, cpu, cuda or mps (training.device).")] = None,
-    store: Annotated[Optional[Path], typer.Option("--store", help="Store directory (default: data.store).", metavar="PATH")] = None,
+    device: DeviceOpt = None,
+    store: StoreOpt = None,
     plugin: PluginOpt = None,
     set_: SetOpt = None,
     as_json: JsonOpt = False,

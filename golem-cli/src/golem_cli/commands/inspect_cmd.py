@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
@@ -11,7 +10,7 @@ from rich.table import Table
 
 from golem.inspection import IDLE_WARNING, inspect_episodes
 from golem.store import TrajectoryStore
-from golem_cli.options import JsonOpt, SetOpt
+from golem_cli.options import JsonOpt, SetOpt, StoreOpt
 from golem_cli.state import state
 
 
@@ -20,7 +19,7 @@ def inspect_command(
     scenario: Annotated[Optional[str], typer.Option("--scenario", "-s", help="Only episodes of this scenario.")] = None,
     source: Annotated[Optional[str], typer.Option("--source", help="Only episodes from this source.")] = None,
     tag: Annotated[Optional[list[str]], typer.Option("--tag", help="Only episodes with this tag. Repeatable.")] = None,
-    store: Annotated[Optional[Path], typer.Option("--store", help="Store directory (default: data.store).", metavar="PATH")] = None,
+    store: StoreOpt = None,
     set_: SetOpt = None,
     as_json: JsonOpt = False,
 ) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
@@ -14,7 +13,7 @@ from golem.scenarios import resolve_scenario
 from golem.selection import check_selected
 from golem.session import check_display
 from golem.store import TrajectoryStore
-from golem_cli.options import PluginOpt, SetOpt
+from golem_cli.options import PluginOpt, SetOpt, StoreOpt
 from golem_cli.state import state
 
 
@@ -28,7 +27,7 @@ def record_command(
     seed: Annotated[Optional[int], typer.Option("--seed", min=0, help="Seed of the first episode; episode i uses seed+i.")] = None,
     tag: Annotated[Optional[list[str]], typer.Option("--tag", help="Label stored with each episode. Repeatable.")] = None,
     max_steps: Annotated[Optional[int], typer.Option("--max-steps", min=1, help="Cut episodes after this many tics.")] = None,
-    store: Annotated[Optional[Path], typer.Option("--store", help="Store directory (default: data.store).", metavar="PATH")] = None,
+    store: StoreOpt = None,
     plugin: PluginOpt = None,
     set_: SetOpt = None,
 ) -> None:

@@ -15,8 +15,9 @@ from golem_cli.commands.train import train_command
 
 HELP = """The pipeline, stage by stage.
 
-Stages appear here as they are built: record demonstrations, inspect them,
-train, audit, evaluate and play.
+Record demonstrations, inspect them, train a model on them, look inside it
+(summary, audit, examine), then let it play and judge it against a random
+policy and the scripted expert (evaluate).
 """
 
 app = typer.Typer(help=HELP, no_args_is_help=True)
@@ -25,8 +26,8 @@ app = typer.Typer(help=HELP, no_args_is_help=True)
 app.command("record")(record_command)
 app.command("inspect")(inspect_command)
 app.command("train")(train_command)
+app.command("summary")(summary_command)
 app.command("audit")(audit_command)
 app.command("examine")(examine_command)
-app.command("summary")(summary_command)
-app.command("evaluate")(evaluate_command)
 app.command("play")(play_command)
+app.command("evaluate")(evaluate_command)

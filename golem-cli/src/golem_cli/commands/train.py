@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 from rich.table import Table
 
 from golem.training import TrainPlan, TrainResult, train
-from golem_cli.options import JsonOpt, PluginOpt, SetOpt
+from golem_cli.options import DeviceOpt, JsonOpt, PluginOpt, SetOpt, StoreOpt
 from golem_cli.state import state
 
 
@@ -21,8 +20,8 @@ def train_command(
     epochs: Annotated[Optional[int], typer.Option("--epochs", "-e", min=1, help="Epochs (training.epochs).")] = None,
     resume: Annotated[bool, typer.Option("--resume", help="Fine-tune the profile's active model instead of starting afresh.")] = False,
     seed: Annotated[Optional[int], typer.Option("--seed", min=0, help="Seed of weights, split and sampler (training.seed).")] = None,
-    device: Annotated[Optional[str], typer.Option("--device", help="auto (CUDA, then MPS, then CPU), cpu, cuda or mps (training.device).")] = None,
-    store: Annotated[Optional[Path], typer.Option("--store", help="Store directory (default: data.store).", metavar="PATH")] = None,
+    device: DeviceOpt = None,
+    store: StoreOpt = None,
     plugin: PluginOpt = None,
     set_: SetOpt = None,
     as_json: JsonOpt = False,

@@ -23,8 +23,6 @@ Files are written compressed and atomically (temp file + rename). No pickle.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -34,6 +32,7 @@ from typing import Any
 import numpy as np
 import structlog
 
+from golem.atomic import atomic_write
 from golem.errors import GolemError
 from golem.store.lmdb_store import TrajectoryStore
 from golem.store.schema import SENSOR_KEYS, EpisodeInfo, EpisodeMeta, utc_now
@@ -107,17 +106,8 @@ def export_npz(store: TrajectoryStore, episode: int | EpisodeInfo, path: str | P
     arrays = store.read_episode(info)
     arrays["meta"] = np.array(json.dumps({**info.meta.to_dict(), "episode": info.id}))
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.savez_compressed(fh, **arrays)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_write(path) as fh:
+        np.savez_compressed(fh, **arrays)
     log.info("store.npz_exported", file=str(path), episode=info.id, steps=info.length)
     return path
 

@@ -1,1 +1,0 @@
-"""Deliberately broken plugins."""
