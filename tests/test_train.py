@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -210,17 +211,27 @@ def test_no_store_and_unknown_module_are_one_line(golem_cli, store: Path, tmp_pa
 
 def test_ctrl_c_saves_current_weights_and_exits_130(store: Path, tmp_path: Path) -> None:
     root = tmp_path / "root"
-    args = [str(GOLEM), "--log-json", "run", "train", "--store", str(store), "--set", f"data.root={root}",
+    args = [str(GOLEM), "--log-json", "--log-level", "info", "run", "train", "--store", str(store), "--set", f"data.root={root}",
             *SMALL, "--epochs", "1000", "--device", "cpu"]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_clean_env())
-    try:
-        deadline = time.monotonic() + 120
+    seen: list[str] = []
+    epoch_done = threading.Event()
+
+    def watch() -> None:  # read stderr on a thread so the wait below has a deadline
         assert proc.stderr is not None
-        for line in proc.stderr:  # wait until an epoch has run
-            if '"train.epoch"' in line or time.monotonic() > deadline:
-                break
+        for line in proc.stderr:
+            seen.append(line)
+            if '"train.epoch"' in line:
+                epoch_done.set()
+
+    reader = threading.Thread(target=watch, daemon=True)
+    reader.start()
+    try:
+        assert epoch_done.wait(timeout=180), "no epoch finished within 180 s:\n" + "".join(seen)
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
+        proc.wait(timeout=60)
+        reader.join(timeout=10)
+        err = "".join(seen)
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -48,13 +48,13 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-def build_app(host: PluginHost | None = None, *, log_json: bool = False, log_level: str = "info") -> typer.Typer:
+def build_app(host: PluginHost | None = None, *, log_json: bool = False, log_level: str = "warning") -> typer.Typer:
     """The ``golem`` typer app with the core commands and every plugin's commands.
 
     Logging is configured before plugins load (so their events honour
     ``--log-json``) and again by the root callback from the parsed flags.
     """
-    configure_logging(json=log_json, level=log_level if log_level in LEVELS else "info")
+    configure_logging(json=log_json, level=log_level if log_level in LEVELS else "warning")
     host = host if host is not None else load_plugins()
     app = typer.Typer(
         name="golem",
@@ -75,8 +75,13 @@ def build_app(host: PluginHost | None = None, *, log_json: bool = False, log_lev
         set_: SetOpt = None,
         log_json: Annotated[bool, typer.Option("--log-json", help="Log events as JSON lines on stderr.")] = False,
         log_level: Annotated[
-            str, typer.Option("--log-level", help=f"Least severe log level shown: {', '.join(LEVELS)}.")
-        ] = "info",
+            str,
+            typer.Option(
+                "--log-level",
+                help=f"Least severe log event shown on stderr: {', '.join(LEVELS)} "
+                "(info shows every stage's events; tables and progress bars show regardless).",
+            ),
+        ] = "warning",
         version: Annotated[
             bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")
         ] = False,
@@ -98,7 +103,7 @@ def build_app(host: PluginHost | None = None, *, log_json: bool = False, log_lev
 
 def _early_log_flags(argv: list[str]) -> tuple[bool, str]:
     """``--log-json`` / ``--log-level X`` from argv before parsing, so plugin loading logs right."""
-    level = "info"
+    level = "warning"
     for i, arg in enumerate(argv):
         if arg == "--log-level" and i + 1 < len(argv):
             level = argv[i + 1]
