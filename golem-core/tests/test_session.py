@@ -169,3 +169,35 @@ def test_spectator_mode_advances():
     with Session(GolemSettings(), spectator=True) as session:
         session.advance(2)
         assert session.last_action == [0] * 8
+
+
+def _start_session(results) -> None:  # runs in a spawned process
+    from golem.session import Session
+    from golem.settings import load_settings
+
+    try:
+        with Session(load_settings(environ={}).settings, scenario="basic"):
+            results.put("ok")
+    except Exception as exc:  # reported to the parent
+        results.put(repr(exc))
+
+
+@pytest.mark.engine
+def test_two_engines_starting_together_in_a_new_folder(tmp_path, monkeypatch):
+    """Parallel workers (record/evaluate --workers 2) start engines at once in the user's folder;
+    the engine's own check-then-mkdir of ./_vizdoom/ used to kill one of them ("File exists")."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    for round_ in range(3):
+        folder = tmp_path / str(round_)
+        folder.mkdir()
+        monkeypatch.chdir(folder)  # a fresh folder each round: no ./_vizdoom/ yet
+        results = ctx.Queue()
+        procs = [ctx.Process(target=_start_session, args=(results,)) for _ in range(2)]
+        for p in procs:
+            p.start()
+        outcomes = [results.get(timeout=120) for _ in procs]
+        for p in procs:
+            p.join(timeout=30)
+        assert outcomes == ["ok", "ok"], outcomes

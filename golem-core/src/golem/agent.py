@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     from golem.registry import Registry
     from golem.sensors import Sensor
     from golem.session import Session
-    from golem.settings import GolemSettings
 
 log = structlog.get_logger(__name__)
 
@@ -310,29 +309,6 @@ def run_episode(
     return result
 
 
-ACTIVE = "active.safetensors"
-
-
-def model_path(settings: GolemSettings, given: str | Path | None = None) -> Path:
-    """The checkpoint to play: ``given``, else the profile's active model (``models_path()/active.safetensors``).
-
-    Raises:
-        GolemError: no active model yet (train one first), or ``given`` does not exist.
-    """
-    if given is not None:
-        path = Path(given).expanduser()
-        if not path.is_file():
-            raise GolemError(f"model checkpoint not found: {path}")
-        return path
-    path = settings.models_path() / ACTIVE
-    if not path.is_file():
-        raise GolemError(
-            f"no trained model for profile {settings.brain.profile} (no {path}); "
-            "run `golem run train` first, or pass --model PATH"
-        )
-    return path
-
-
 def trained_scenario(metadata: Mapping[str, Any]) -> str | None:
     """The scenario a checkpoint was trained on, if its metadata says so.
 
@@ -375,11 +351,9 @@ def load_agent(
 
 
 __all__ = [
-    "ACTIVE",
     "LIVE_THREADS",
     "Agent",
     "load_agent",
-    "model_path",
     "trained_scenario",
     "trained_threshold",
     "EpisodeResult",

@@ -42,13 +42,15 @@ def resolve_model(settings: GolemSettings, model: Path | None = None) -> Path:
             for profile P; run `golem run train` first").
     """
     if model is not None:
-        path = Path(model)
+        path = Path(model).expanduser()
         if not path.is_file():
             raise GolemError(f"checkpoint not found: {path}")
         return path
     path = active_model_path(settings)
     if not path.is_file():
-        raise GolemError(f"no active model for profile {settings.brain.profile}; run `golem run train` first")
+        raise GolemError(
+            f"no active model for profile {settings.brain.profile}; run `golem run train` first, or pass --model PATH"
+        )
     return path
 
 

@@ -16,6 +16,7 @@ import os
 import sys
 import threading
 import time
+from pathlib import Path
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
@@ -33,6 +34,8 @@ log = structlog.get_logger(__name__)
 
 #: Game argument without which this OpenAL build crashes the engine when audio is on.
 AUDIO_SAFE_ARGS = ("+snd_efx 0",)
+#: Folder the engine keeps its ini file in, relative to the working directory.
+ENGINE_DIR = "_vizdoom"
 DEFAULT_RESOLUTION = "RES_160X120"
 
 # One engine start at a time in this process, so new child pids are ours.
@@ -171,6 +174,9 @@ class Session:
 
     def _start(self, timeout: float) -> None:
         """``game.init()`` within ``timeout`` seconds, tracking the engine pid from the moment it exists."""
+        # The engine creates ./_vizdoom/ (its ini and saves) with a check-then-mkdir; two engines
+        # starting together in a new folder race on it and one dies with "File exists".
+        Path(ENGINE_DIR).mkdir(exist_ok=True)
         outcome: dict[str, BaseException | None] = {}
 
         def run() -> None:

@@ -74,6 +74,21 @@ class FrameIndex:
         self.store.close()
 
 
+def _resume(path: Path, part: str, module: torch.nn.Module, opt: torch.optim.Optimizer, config: Any) -> None:
+    """Load weights and Adam moments of ``part`` from ``path`` when it exists (the run continues).
+
+    Raises:
+        GolemError: the checkpoint was trained with another configuration.
+    """
+    if not path.is_file():
+        return
+    state, meta, opt_state = load_part(path, part)
+    if meta["spec"]["config"] != config:
+        raise GolemError(f"{path} was trained with {meta['spec']['config']}, not {config}; use another --run folder")
+    load_module(module, state, path)
+    load_optimizer(opt, opt_state, meta.get("optim"))
+
+
 def train_vae(
     path: Path, store_path: Path, preset: Preset, scenario: str | None, seed: int = 0,
     on_epoch_start: Callable[[int, int], None] | None = None, on_batch: Progress | None = None,
@@ -86,12 +101,7 @@ def train_vae(
     config = vae_config(preset)
     vae = build_vae(config)
     opt = torch.optim.Adam(vae.parameters(), lr=preset.vae_lr)
-    if path.is_file():
-        state, meta, opt_state = load_part(path, "vae")
-        if meta["spec"]["config"] != config:
-            raise GolemError(f"{path} was trained with {meta['spec']['config']}, not {config}; use another --run folder")
-        load_module(vae, state, path)
-        load_optimizer(opt, opt_state, meta.get("optim"))
+    _resume(path, "vae", vae, opt, config)
     frames = FrameIndex(store_path, scenario)
     rng = np.random.default_rng(seed + done)
     torch.manual_seed(seed + done)
@@ -207,12 +217,7 @@ def train_rnn(
     config = rnn_config(preset, latents.z_dim)
     rnn = build_rnn(config)
     opt = torch.optim.Adam(rnn.parameters(), lr=preset.rnn_lr)
-    if path.is_file():
-        state, meta, opt_state = load_part(path, "mdnrnn")
-        if meta["spec"]["config"] != config:
-            raise GolemError(f"{path} was trained with {meta['spec']['config']}, not {config}; use another --run folder")
-        load_module(rnn, state, path)
-        load_optimizer(opt, opt_state, meta.get("optim"))
+    _resume(path, "mdnrnn", rnn, opt, config)
     windows = sequence_windows(latents, preset.rnn_seq_len)
     rng = np.random.default_rng(seed + 1000 + done)
     torch.manual_seed(seed + done)

@@ -15,11 +15,11 @@ from golem.agent import (
     EpisodeResult,
     check_compatible,
     load_agent,
-    model_path,
     run_episode,
     trained_scenario,
     trained_threshold,
 )
+from golem.archives import resolve_model
 from golem.checkpoints import read_metadata
 from golem.errors import GolemError
 from golem.profiles import PROFILES
@@ -111,7 +111,7 @@ def resolve_player(resolved: ResolvedSettings, model: Path | None) -> tuple[Path
     is a given ``brain.activation``, else the model's, else the default.
     """
     settings = resolved.settings
-    path = model_path(settings, model)
+    path = resolve_model(settings, model)
     metadata = read_metadata(path)
     scenario = settings.game.scenario
     if "game.scenario" not in resolved.sources:
