@@ -37,7 +37,7 @@ from rich.table import Table
 
 from golem.builtin.visual import VisualSensor
 from golem.logs import configure_logging
-from golem.session import Session
+from golem.runtime.session import Session
 from golem.settings import GolemSettings
 from golem_worldmodel.actions import N_ACTIONS, button_table
 from golem_worldmodel.dream_env import DreamEnv, StartPool

@@ -25,7 +25,7 @@ from rich.table import Table
 from golem.builtin.experts import EXPERTS, RandomPolicy, play_episode
 from golem.logs import configure_logging
 from golem.profiles import BASIC
-from golem.session import Session
+from golem.runtime.session import Session
 from golem.settings import load_settings
 
 RESULTS = Path(__file__).resolve().parent / "results" / "experts.json"

@@ -9,7 +9,7 @@ four sensors switched on and a random policy:
 
 * **sense** — the configuration's sensors extracting their stored steps from
   the engine state (timed per sensor while recording, summed per tic);
-* **decide** — :meth:`golem.agent.Agent.act`: stored arrays → tensors → one
+* **decide** — :meth:`golem.runtime.agent.Agent.act`: stored arrays → tensors → one
   ``model.step`` with carried ``hx`` → sigmoid → threshold;
 * **total** — sense + decide, tic by tic: what the agent adds to a tic (the
   engine's own tic is not included);
@@ -21,7 +21,7 @@ four sensors switched on and a random policy:
 "ok" is the target on wall-clock p99 (total) and on CPU p99 (sense + decide cpu).
 
 Each configuration runs with ``torch.set_num_threads(1)`` and with torch's
-default thread count; :data:`golem.agent.LIVE_THREADS` is the better one.
+default thread count; :data:`golem.runtime.agent.LIVE_THREADS` is the better one.
 Results go to ``bench/results/latency.json`` and a rich table.
 
 Usage: ``python bench/bench_latency.py [--tics 400] [--warmup 30] [--rounds 3] [--scenario defend_the_center]``
@@ -45,13 +45,13 @@ import torch
 from rich.console import Console
 from rich.table import Table
 
-from golem.agent import Agent
+from golem.runtime.agent import Agent
 from golem.builtin.experts import RandomPolicy
 from golem.logs import configure_logging
-from golem.modelspec import ModelSpec
+from golem.learning.modelspec import ModelSpec
 from golem.plugins import load_plugins
-from golem.recording import build_sensors
-from golem.session import Session
+from golem.data.recording import build_sensors
+from golem.runtime.session import Session
 from golem.settings import BrainSettings, GolemSettings
 
 RESULTS = Path(__file__).resolve().parent / "results" / "latency.json"

@@ -10,11 +10,11 @@ the load of a shared machine hits them alike:
   is only ``get_state()``, the expert's ``act`` and ``make_action``.
 * ``inline``: the same session loop with the four sensors read in line before
   each action (how recording worked before extraction overlapped the engine).
-* ``record``: :func:`golem.recording.play_episode` with the visual, depth,
+* ``record``: :func:`golem.data.recording.play_episode` with the visual, depth,
   thermal and audio sensors (the arrays handed to the store), sensors read on
   its helper thread while the engine computes the next tic.
 
-Then :func:`golem.recording.record` (engine start, episodes, LMDB writes: what
+Then :func:`golem.data.recording.record` (engine start, episodes, LMDB writes: what
 ``golem run record`` runs) into a temporary store with ``workers=1`` and
 ``workers=2``, also interleaved. Besides frames/s (wall clock) each loop's
 CPU time per tic is measured (this process, its calling thread, the engine
@@ -46,11 +46,11 @@ from rich.table import Table
 from golem.logs import configure_logging
 from golem.plugins import load_plugins
 from golem.profiles import PROFILES
-from golem.recording import RecordPlan, build_sensors, play_episode, record
+from golem.data.recording import RecordPlan, build_sensors, play_episode, record
 from golem.registry import Registry
-from golem.session import AUDIO_SAFE_ARGS, Session
+from golem.runtime.session import AUDIO_SAFE_ARGS, Session
 from golem.settings import GolemSettings
-from golem.store import TrajectoryStore
+from golem.data.store import TrajectoryStore
 
 RESULTS = Path(__file__).resolve().parent / "results" / "record.json"
 SENSORS = ["visual", "depth", "thermal", "audio"]
@@ -132,7 +132,7 @@ def run_inline(session: Session, expert: Any, tics: int, seed: int) -> int:
 
 
 def run_record(session: Session, expert: Any, tics: int, seed: int) -> int:
-    """``tics`` tics through :func:`golem.recording.play_episode` (episodes cut at the remaining budget)."""
+    """``tics`` tics through :func:`golem.data.recording.play_episode` (episodes cut at the remaining budget)."""
     done = 0
     while done < tics:
         expert.reset(session.game)
@@ -173,7 +173,7 @@ def measure(fn: Callable[[], int], engine_pid: int) -> dict[str, float]:
 
 def loops(settings: GolemSettings, registry: Registry, tics: int, repeats: int, seed: int) -> dict[str, Any]:
     """Interleaved rounds of the raw, inline and record loops; one :func:`measure` per loop and round."""
-    from golem.engine_guard import engine_children
+    from golem.runtime.engine_guard import engine_children
 
     actions = PROFILES[settings.brain.profile]
     expert_cls = registry.get("experts", SCENARIO).obj

@@ -31,7 +31,7 @@ from rich.console import Console
 from rich.table import Table
 
 from golem.profiles import BASIC
-from golem.store import EpisodeMeta, TrajectoryStore
+from golem.data.store import EpisodeMeta, TrajectoryStore
 
 KEYS = ("frames", "depths", "thermals", "audios", "actions")
 
@@ -148,7 +148,7 @@ def bench_throughput(args: argparse.Namespace, work: Path) -> dict:
 ITERATE = r"""
 import json, sys
 import numpy as np
-from golem.store import TrajectoryStore
+from golem.data.store import TrajectoryStore
 
 def status():
     fields = {}

@@ -2,7 +2,7 @@
 
 Three measurements on the same store, settings and device, in one run:
 
-* **full step** — frames/s of what :func:`golem.training.train` does per batch:
+* **full step** — frames/s of what :func:`golem.learning.training.train` does per batch:
   sampler → ``load_batch`` (store, prefetched by a thread) → device → reset rows → cortices → core →
   head → loss → backward → Adam step;
 * **cortices** — frames/s of the cortices' forward + backward alone on one
@@ -37,14 +37,14 @@ import torch
 from rich.console import Console
 from rich.table import Table
 
-from golem.dataset import SequenceDataset
+from golem.data.dataset import SequenceDataset
 from golem.logs import configure_logging
-from golem.modelspec import ModelSpec
+from golem.learning.modelspec import ModelSpec
 from golem.plugins import load_plugins
-from golem.recording import RecordPlan, record
+from golem.data.recording import RecordPlan, record
 from golem.settings import GolemSettings
-from golem.store import TrajectoryStore
-from golem.training import prefetched, select_device, to_device, train_step
+from golem.data.store import TrajectoryStore
+from golem.learning.training import prefetched, select_device, to_device, train_step
 
 RESULTS = Path(__file__).resolve().parent / "results" / "train.json"
 log = structlog.get_logger("bench_train")

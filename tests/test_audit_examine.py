@@ -17,16 +17,16 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from golem.audit import AuditPlan, Tally, audit, parse_ids, stream_episodes
-from golem.checkpoints import restore, save_checkpoint
+from golem.diagnostics.audit import AuditPlan, Tally, audit, parse_ids, stream_episodes
+from golem.learning.checkpoints import restore, save_checkpoint
 from golem.errors import GolemError
-from golem.examine import examine
+from golem.diagnostics.examine import examine
 from golem.logs import configure_logging
-from golem.modelspec import ModelSpec
+from golem.learning.modelspec import ModelSpec
 from golem.plugins import load_plugins
 from golem.settings import GolemSettings
-from golem.store import TrajectoryStore
-from golem.summary import summarize
+from golem.data.store import TrajectoryStore
+from golem.diagnostics.summary import summarize
 from golem_cli.app import build_app
 from tests.conftest import GOLEM, _clean_env
 from tests.helpers import json_out

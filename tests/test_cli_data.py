@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from golem.profiles import BASIC
-from golem.store import TrajectoryStore
+from golem.data.store import TrajectoryStore
 from golem_cli.app import build_app
 
 

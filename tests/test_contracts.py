@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from golem.modelspec import ModelSpec
+from golem.learning.modelspec import ModelSpec
 from golem.plugins import load_plugins
 from golem.settings import load_settings
 from golem.testing import (

@@ -18,15 +18,15 @@ import numpy as np
 import pytest
 import torch
 
-from golem.agent import Agent, check_compatible, run_episode
+from golem.runtime.agent import Agent, check_compatible, run_episode
 from golem.builtin.experts import RandomPolicy
-from golem.checkpoints import save_checkpoint
+from golem.learning.checkpoints import save_checkpoint
 from golem.errors import GolemError
-from golem.evaluation import EvalPlan, evaluate, expert_for
-from golem.modelspec import ModelSpec
+from golem.diagnostics.evaluation import EvalPlan, evaluate, expert_for
+from golem.learning.modelspec import ModelSpec
 from golem.plugins import load_plugins
-from golem.recording import build_sensors
-from golem.session import Session
+from golem.data.recording import build_sensors
+from golem.runtime.session import Session
 from golem.settings import BrainSettings, GolemSettings
 from tests.conftest import GOLEM, _clean_env
 from tests.helpers import json_out

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from golem.errors import GolemError
-from golem.store import TrajectoryStore
+from golem.data.store import TrajectoryStore
 from tests.conftest import GOLEM, _clean_env
 from tests.helpers import json_out
 

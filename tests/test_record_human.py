@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from golem.store import TrajectoryStore
+from golem.data.store import TrajectoryStore
 from tests.conftest import GOLEM, _clean_env
 
 pytestmark = pytest.mark.engine

@@ -1,4 +1,4 @@
-"""``golem run train`` and :mod:`golem.training` on demonstrations recorded by the real engine.
+"""``golem run train`` and :mod:`golem.learning.training` on demonstrations recorded by the real engine.
 
 Runs are tiny (a dozen ``basic`` episodes, L=4, B=4, a 16-unit core, one
 epoch) so the file stays quick on two CPU cores.
@@ -16,15 +16,15 @@ import pytest
 import torch
 from torch import nn
 
-from golem.checkpoints import load_checkpoint, read_metadata, rebuild_model
-from golem.dataset import SequenceDataset
+from golem.learning.checkpoints import load_checkpoint, read_metadata, rebuild_model
+from golem.data.dataset import SequenceDataset
 from golem.errors import GolemError
-from golem.modelspec import ModelSpec
+from golem.learning.modelspec import ModelSpec
 from golem.plugins import load_plugins
 from golem.settings import GolemSettings
-from golem.store import TrajectoryStore
-from golem.training import TrainPlan, train, train_step
-from golem.validation import stream_batches
+from golem.data.store import TrajectoryStore
+from golem.learning.training import TrainPlan, train, train_step
+from golem.learning.validation import stream_batches
 from golem_models.net import DoomNet
 from tests.conftest import GOLEM, _clean_env
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from golem.checkpoints import read_metadata
-from golem.store import TrajectoryStore
+from golem.learning.checkpoints import read_metadata
+from golem.data.store import TrajectoryStore
 
 pytestmark = [pytest.mark.engine, pytest.mark.slow]
 

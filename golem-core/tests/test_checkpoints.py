@@ -12,9 +12,9 @@ from safetensors.torch import save_file
 from torch import nn
 
 from golem import hookimpl
-from golem.checkpoints import load_checkpoint, read_metadata, rebuild_model, restore, save_checkpoint
+from golem.learning.checkpoints import load_checkpoint, read_metadata, rebuild_model, restore, save_checkpoint
 from golem.errors import GolemError
-from golem.modelspec import ModelSpec
+from golem.learning.modelspec import ModelSpec
 from golem.plugins import load_plugins
 from golem.sensors import Sensor
 from golem.settings import GolemSettings

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from golem.builtin.visual import VisualSensor
-from golem.dataset import (
+from golem.data.dataset import (
     POINTER_DTYPE,
     SequenceDataset,
     bench_batches,
@@ -27,9 +27,9 @@ from golem.dataset import (
 )
 from golem.errors import GolemError
 from golem.profiles import BASIC, PROFILES
-from golem.sampling import StatefulStratifiedSampler
+from golem.data.sampling import StatefulStratifiedSampler
 from golem.settings import GolemSettings, TrainingSettings
-from golem.store import EpisodeMeta, TrajectoryStore
+from golem.data.store import EpisodeMeta, TrajectoryStore
 
 L = 4
 A = len(BASIC)

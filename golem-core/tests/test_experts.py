@@ -12,7 +12,7 @@ vzd = pytest.importorskip("vizdoom")
 from golem.builtin.experts import EXPERTS, RandomPolicy, play_episode  # noqa: E402
 from golem.experts import Expert  # noqa: E402
 from golem.profiles import BASIC  # noqa: E402
-from golem.session import Session  # noqa: E402
+from golem.runtime.session import Session  # noqa: E402
 from golem.settings import load_settings  # noqa: E402
 
 SETTINGS = load_settings(environ={}).settings  # the basic profile, whatever GOLEM_* says

@@ -9,7 +9,7 @@ import pytest
 
 from golem import hookimpl
 from golem.errors import GolemError, UnknownComponentError
-from golem.modelspec import ModelSpec, brain_settings
+from golem.learning.modelspec import ModelSpec, brain_settings
 from golem.plugins import load_plugins
 from golem.profiles import PROFILES
 from golem.sensors import Sensor

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from golem.recording import play_episode
+from golem.data.recording import play_episode
 from golem.sensors import Sensor
 from golem.settings import GolemSettings
 

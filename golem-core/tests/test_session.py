@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 
 from golem.builtin.visual import VisualSensor
-from golem.engine_guard import is_alive
+from golem.runtime.engine_guard import is_alive
 from golem.errors import GolemError
 from golem.profiles import PROFILES
-from golem.session import Session
+from golem.runtime.session import Session
 from golem.settings import GolemSettings
-from golem.wad import build_wad
+from golem.runtime.wad import build_wad
 
 
 def wait_gone(pids: set[int], timeout: float = 5.0) -> bool:
@@ -105,7 +105,7 @@ def test_engine_dies_with_sigkilled_owner():
     child = run_child(
         """
         import time
-        from golem.session import Session
+        from golem.runtime.session import Session
         from golem.settings import GolemSettings
         s = Session(GolemSettings())
         print("PIDS", *s.engine_pids, flush=True)
@@ -129,7 +129,7 @@ def test_start_timeout_is_one_line_and_leaves_no_engine():
     child = run_child(
         """
         from golem.errors import GolemError
-        from golem.session import Session, _STUCK_GUARDS
+        from golem.runtime.session import Session, _STUCK_GUARDS
         from golem.settings import GolemSettings
         settings = GolemSettings()
         settings.game.start_timeout = 0.001
@@ -172,7 +172,7 @@ def test_spectator_mode_advances():
 
 
 def _start_session(results) -> None:  # runs in a spawned process
-    from golem.session import Session
+    from golem.runtime.session import Session
     from golem.settings import load_settings
 
     try:

@@ -14,8 +14,8 @@ import pytest
 
 from golem.errors import GolemError
 from golem.profiles import BASIC
-from golem.store import SCHEMA_VERSION, EpisodeMeta, TrajectoryStore
-from golem.store.lmdb_store import chunk_key
+from golem.data.store import SCHEMA_VERSION, EpisodeMeta, TrajectoryStore
+from golem.data.store.lmdb_store import chunk_key
 
 
 def make_episode(T: int, seed: int = 0, audio_n: int = 16) -> dict[str, np.ndarray]:
@@ -211,7 +211,7 @@ READER = textwrap.dedent(
     """
     import json, sys, time
     import numpy as np
-    from golem.store import TrajectoryStore
+    from golem.data.store import TrajectoryStore
     want, seen, reads = int(sys.argv[2]), set(), 0
     deadline = time.monotonic() + 60
     with TrajectoryStore.open(sys.argv[1]) as store:

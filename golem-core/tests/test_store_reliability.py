@@ -16,14 +16,14 @@ import pytest
 from typer.testing import CliRunner
 
 from golem.profiles import BASIC
-from golem.store import SCHEMA_VERSION, TrajectoryStore
+from golem.data.store import SCHEMA_VERSION, TrajectoryStore
 from golem_cli.app import build_app
 
 WRITER = textwrap.dedent(
     """
     import sys, time
     import numpy as np
-    from golem.store import EpisodeMeta, TrajectoryStore
+    from golem.data.store import EpisodeMeta, TrajectoryStore
     T = int(sys.argv[2])
     rng = np.random.default_rng(0)
     frames = rng.integers(0, 256, (T, 3, 64, 64), dtype=np.uint8)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from golem.errors import GolemError
-from golem.wad import build_wad, read_wad, read_wad_bytes, validate_wad
+from golem.runtime.wad import build_wad, read_wad, read_wad_bytes, validate_wad
 
 CLASSIC = [("THINGS", b"\0" * 10), ("LINEDEFS", b"\1" * 14), ("SIDEDEFS", b"\2" * 30), ("VERTEXES", b"\3" * 4),
            ("SEGS", b""), ("SSECTORS", b""), ("NODES", b""), ("SECTORS", b"\4" * 26), ("REJECT", b""), ("BLOCKMAP", b"")]
@@ -86,7 +86,7 @@ def test_files(tmp_path):
 def test_shipped_scenarios_are_valid():
     import vizdoom
 
-    from golem.scenarios import known_scenarios, resolve_scenario
+    from golem.runtime.scenarios import known_scenarios, resolve_scenario
 
     names = known_scenarios()
     assert {"basic", "deathmatch", "my_way_home", "take_cover"} <= set(names)

@@ -60,14 +60,14 @@ def register_samplers(register: Register) -> None:
     """Register batch samplers over the trajectory store's sequence windows.
 
     ``register(name, builder)``: ``builder(pointers, settings)`` returns an
-    iterable with ``__len__``. ``pointers`` is a :class:`golem.dataset.SequenceDataset`
-    or its pointer map (a :data:`golem.dataset.POINTER_DTYPE` array with fields
+    iterable with ``__len__``. ``pointers`` is a :class:`golem.data.dataset.SequenceDataset`
+    or its pointer map (a :data:`golem.data.dataset.POINTER_DTYPE` array with fields
     ``episode``, ``start``, ``mirrored``, ``is_first``, ``recovery``, one record
     per window); ``settings`` is the :class:`golem.settings.GolemSettings` (or its
     ``training`` group). Each ``iter()`` runs one epoch and yields ``list[int]``
     of ``training.batch_size`` window indices, fed to
     ``SequenceDataset.load_batch``. The built-in ``stateful`` sampler is
-    :class:`golem.sampling.StatefulStratifiedSampler`.
+    :class:`golem.data.sampling.StatefulStratifiedSampler`.
     """
 
 

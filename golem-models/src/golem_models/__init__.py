@@ -2,7 +2,7 @@
 
 Both are :class:`~golem_models.net.DoomNet` — one cortex per sensor, a recurrent
 core, a linear head — and differ only in the core. Builders take a
-:class:`golem.modelspec.ModelSpec`.
+:class:`golem.learning.modelspec.ModelSpec`.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from golem import hookimpl
-from golem.modelspec import ModelSpec
+from golem.learning.modelspec import ModelSpec
 from golem_models.cores import LSTMCore
 from golem_models.net import DoomNet
 

@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from golem.errors import GolemError
-from golem.modelspec import ModelSpec
+from golem.learning.modelspec import ModelSpec
 
 CoreFactory = Callable[[int, int], nn.Module]
 

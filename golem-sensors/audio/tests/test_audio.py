@@ -41,7 +41,7 @@ def test_cortex_runs_mel_inside_the_network():
 
 @pytest.mark.engine
 def test_contract_and_shooting_is_heard():
-    from golem.session import Session
+    from golem.runtime.session import Session
 
     sensor = assert_sensor_contract(AudioSensor, tics=2)
     with Session(GolemSettings(), [sensor], scenario="basic") as session:

@@ -23,7 +23,7 @@ def test_contract_without_engine():
 
 @pytest.mark.engine
 def test_contract_and_real_depth():
-    from golem.session import Session
+    from golem.runtime.session import Session
 
     sensor = assert_sensor_contract(DepthSensor, tics=2)
     with Session(GolemSettings(), [sensor]) as session:

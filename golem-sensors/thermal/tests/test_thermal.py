@@ -22,7 +22,7 @@ def test_contract_without_engine():
 
 @pytest.mark.engine
 def test_contract_and_monster_is_hot():
-    from golem.session import Session
+    from golem.runtime.session import Session
 
     sensor = assert_sensor_contract(ThermalSensor, tics=2)
     # basic: one monster on the far wall, in view from the start.

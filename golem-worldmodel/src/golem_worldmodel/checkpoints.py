@@ -1,4 +1,4 @@
-"""Checkpoints of the world model's parts: safetensors + JSON metadata, atomic (via :mod:`golem.checkpoints`).
+"""Checkpoints of the world model's parts: safetensors + JSON metadata, atomic (via :mod:`golem.learning.checkpoints`).
 
 Every file carries ``golem.spec = {"model": kind, "config": {...}}`` (enough to
 rebuild the network) and ``golem.progress`` (how far training got, so a
@@ -14,7 +14,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from golem.checkpoints import load_checkpoint, read_metadata, save_checkpoint
+from golem.learning.checkpoints import load_checkpoint, read_metadata, save_checkpoint
 from golem.errors import GolemError
 
 

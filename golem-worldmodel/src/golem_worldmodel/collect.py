@@ -3,7 +3,7 @@
 The policy picks one of the three discrete actions (:mod:`golem_worldmodel.actions`)
 uniformly and holds it for a uniform 1–10 tics; episodes shorter than
 ``min_length`` steps are dropped (deleted as soon as they are written). The
-core's :func:`golem.recording.record` runs the engines in parallel worker
+core's :func:`golem.data.recording.record` runs the engines in parallel worker
 processes, the calling process being the single writer.
 Resumable: episodes already in the store with the ``wm-random`` tag count
 toward the target, and new seeds continue after the largest one stored.
@@ -19,10 +19,10 @@ import numpy as np
 import structlog
 
 from golem.experts import Expert
-from golem.recording import Episode, RecordPlan, record
+from golem.data.recording import Episode, RecordPlan, record
 from golem.registry import Registry
 from golem.settings import GolemSettings
-from golem.store import TrajectoryStore
+from golem.data.store import TrajectoryStore
 
 from golem_worldmodel.actions import N_ACTIONS, button_table
 from golem_worldmodel.presets import Preset

@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from golem.checkpoints import read_metadata
+from golem.learning.checkpoints import read_metadata
 from golem.errors import GolemError
 from golem.settings import GolemSettings
 

@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from golem.checkpoints import load_checkpoint, save_checkpoint
+from golem.learning.checkpoints import load_checkpoint, save_checkpoint
 from golem.errors import GolemError
-from golem.store import TrajectoryStore
+from golem.data.store import TrajectoryStore
 
 from golem_worldmodel.actions import to_discrete
 from golem_worldmodel.collect import TAG

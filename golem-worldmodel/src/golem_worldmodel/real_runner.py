@@ -23,7 +23,7 @@ import structlog
 import torch
 
 from golem.builtin.visual import VisualSensor
-from golem.session import Session
+from golem.runtime.session import Session
 from golem.settings import GolemSettings
 
 from golem_worldmodel.actions import button_table

@@ -17,7 +17,7 @@ import structlog
 import torch
 
 from golem.errors import GolemError
-from golem.store import TrajectoryStore
+from golem.data.store import TrajectoryStore
 
 from golem_worldmodel.actions import N_ACTIONS
 from golem_worldmodel.checkpoints import load_module, load_optimizer, load_part, progress_of, save_part

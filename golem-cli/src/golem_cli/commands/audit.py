@@ -10,8 +10,8 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from golem.archives import resolve_model
-from golem.audit import AuditPlan, AuditReport, audit, default_chart_path, parse_ids
+from golem.learning.archives import resolve_model
+from golem.diagnostics.audit import AuditPlan, AuditReport, audit, default_chart_path, parse_ids
 from golem_cli.options import DeviceOpt, JsonOpt, PluginOpt, SetOpt, StoreOpt
 from golem_cli.state import state
 

@@ -15,8 +15,8 @@ from rich.table import Table
 from golem.errors import GolemError
 from golem.profiles import PROFILES
 from golem.settings import GolemSettings
-from golem.store import SOURCES, EpisodeInfo, TrajectoryStore
-from golem.store.npz import ImportOptions, export_name, export_npz, import_npz, load_npz
+from golem.data.store import SOURCES, EpisodeInfo, TrajectoryStore
+from golem.data.store.npz import ImportOptions, export_name, export_npz, import_npz, load_npz
 from golem_cli.options import JsonOpt, StoreOpt
 from golem_cli.state import AppState, state
 

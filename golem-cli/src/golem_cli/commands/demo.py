@@ -16,11 +16,11 @@ from typing import Annotated, Any
 import typer
 from rich.panel import Panel
 
-from golem.audit import AuditPlan, audit
-from golem.evaluation import EvalPlan, evaluate
-from golem.recording import RecordPlan, record, resolve_expert
-from golem.store import TrajectoryStore
-from golem.training import TrainPlan, train
+from golem.diagnostics.audit import AuditPlan, audit
+from golem.diagnostics.evaluation import EvalPlan, evaluate
+from golem.data.recording import RecordPlan, record, resolve_expert
+from golem.data.store import TrajectoryStore
+from golem.learning.training import TrainPlan, train
 from golem_cli.commands.audit import print_report as print_audit
 from golem_cli.commands.evaluate import scoreboard_table
 from golem_cli.state import state

@@ -10,9 +10,9 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from golem.agent import EpisodeResult
-from golem.evaluation import EVAL_START_SEED, EvalPlan, Scoreboard, evaluate, expert_for
-from golem.scenarios import resolve_scenario
+from golem.runtime.agent import EpisodeResult
+from golem.diagnostics.evaluation import EVAL_START_SEED, EvalPlan, Scoreboard, evaluate, expert_for
+from golem.runtime.scenarios import resolve_scenario
 from golem_cli.commands.play import resolve_player
 from golem_cli.options import JsonOpt, PluginOpt, SetOpt
 from golem_cli.state import state

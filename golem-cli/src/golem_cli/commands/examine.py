@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from golem.examine import examine
+from golem.diagnostics.examine import examine
 from golem_cli.options import DeviceOpt, JsonOpt, PluginOpt, SetOpt, StoreOpt
 from golem_cli.state import state
 

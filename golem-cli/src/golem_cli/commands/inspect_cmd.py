@@ -8,8 +8,8 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from golem.inspection import IDLE_WARNING, inspect_episodes
-from golem.store import TrajectoryStore
+from golem.data.inspection import IDLE_WARNING, inspect_episodes
+from golem.data.store import TrajectoryStore
 from golem_cli.options import JsonOpt, SetOpt, StoreOpt
 from golem_cli.state import state
 

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from golem.archives import ArchiveEntry, list_archives
+from golem.learning.archives import ArchiveEntry, list_archives
 from golem_cli.options import JsonOpt, SetOpt
 from golem_cli.state import state
 

@@ -11,7 +11,7 @@ import numpy as np
 import typer
 from rich.table import Table
 
-from golem.agent import (
+from golem.runtime.agent import (
     EpisodeResult,
     check_compatible,
     load_agent,
@@ -19,12 +19,12 @@ from golem.agent import (
     trained_scenario,
     trained_threshold,
 )
-from golem.archives import resolve_model
-from golem.checkpoints import read_metadata
+from golem.learning.archives import resolve_model
+from golem.learning.checkpoints import read_metadata
 from golem.errors import GolemError
 from golem.profiles import PROFILES
-from golem.recording import build_sensors
-from golem.session import Session, check_display
+from golem.data.recording import build_sensors
+from golem.runtime.session import Session, check_display
 from golem.settings import GolemSettings, ResolvedSettings
 from golem_cli.options import JsonOpt, PluginOpt, SetOpt
 from golem_cli.state import state

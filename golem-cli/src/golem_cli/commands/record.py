@@ -8,11 +8,11 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from golem.errors import GolemError
-from golem.recording import Episode, RecordPlan, record, resolve_expert
-from golem.scenarios import resolve_scenario
+from golem.data.recording import Episode, RecordPlan, record, resolve_expert
+from golem.runtime.scenarios import resolve_scenario
 from golem.selection import check_selected
-from golem.session import check_display
-from golem.store import TrajectoryStore
+from golem.runtime.session import check_display
+from golem.data.store import TrajectoryStore
 from golem_cli.options import PluginOpt, SetOpt, StoreOpt
 from golem_cli.state import state
 

@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from golem.summary import summarize
+from golem.diagnostics.summary import summarize
 from golem_cli.options import JsonOpt, PluginOpt, SetOpt
 from golem_cli.state import state
 

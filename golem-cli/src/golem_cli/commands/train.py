@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from golem.training import TrainPlan, TrainResult, train
+from golem.learning.training import TrainPlan, TrainResult, train
 from golem_cli.options import DeviceOpt, JsonOpt, PluginOpt, SetOpt, StoreOpt
 from golem_cli.state import state
 

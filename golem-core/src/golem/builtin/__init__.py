@@ -14,7 +14,7 @@ def register_sensors(register) -> None:
 
 @hookimpl
 def register_samplers(register) -> None:
-    from golem.sampling import StatefulStratifiedSampler
+    from golem.data.sampling import StatefulStratifiedSampler
 
     register("stateful", StatefulStratifiedSampler)
 

@@ -1,4 +1,4 @@
-"""The ViZDoom environment (built in): a Gymnasium ``Env`` over a :class:`golem.session.Session`.
+"""The ViZDoom environment (built in): a Gymnasium ``Env`` over a :class:`golem.runtime.session.Session`.
 
 Observations are Golem's sensor steps (a ``Dict`` of one ``Box`` per sensor
 key, stored dtype and shape), actions the profile's buttons as ``MultiBinary``,
@@ -16,7 +16,7 @@ from gymnasium import spaces
 
 from golem.profiles import PROFILES
 from golem.sensors import Sensor
-from golem.session import Session
+from golem.runtime.session import Session
 from golem.settings import GolemSettings
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from golem.experts import Expert
 from golem.profiles import PROFILES
-from golem.session import Session
+from golem.runtime.session import Session
 from golem.settings import GolemSettings
 
 

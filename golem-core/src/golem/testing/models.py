@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from golem.modelspec import ModelSpec
+from golem.learning.modelspec import ModelSpec
 
 ModelBuilder = Callable[[ModelSpec], nn.Module]
 

@@ -9,10 +9,10 @@ from typing import Any
 import numpy as np
 
 from golem.builtin.visual import VisualSensor
-from golem.dataset import SequenceDataset
+from golem.data.dataset import SequenceDataset
 from golem.profiles import BASIC
 from golem.settings import GolemSettings, load_settings
-from golem.store import EpisodeMeta, TrajectoryStore
+from golem.data.store import EpisodeMeta, TrajectoryStore
 
 SamplerBuilder = Callable[[Any, GolemSettings], Any]
 

@@ -71,7 +71,7 @@ def assert_sensor_contract(
 
     rng = np.random.default_rng(0)
     if engine:
-        from golem.session import Session
+        from golem.runtime.session import Session
 
         sensor.reset()
         with Session(settings, [sensor], scenario=scenario) as session:

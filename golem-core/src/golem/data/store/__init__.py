@@ -7,8 +7,8 @@
 ...         r.read_into(batch_frames[b], eid, "frames", start)
 """
 
-from golem.store.lmdb_store import DEFAULT_CHUNK_STEPS, MAP_SIZE, StoreReader, StoreStats, TrajectoryStore
-from golem.store.schema import (
+from golem.data.store.lmdb_store import DEFAULT_CHUNK_STEPS, MAP_SIZE, StoreReader, StoreStats, TrajectoryStore
+from golem.data.store.schema import (
     SCHEMA_VERSION,
     SENSOR_KEYS,
     SOURCES,
@@ -16,7 +16,7 @@ from golem.store.schema import (
     EpisodeInfo,
     EpisodeMeta,
 )
-from golem.store.verify import VerifyReport
+from golem.data.store.verify import VerifyReport
 
 __all__ = [
     "DEFAULT_CHUNK_STEPS",

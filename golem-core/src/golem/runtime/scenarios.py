@@ -1,6 +1,6 @@
 """Scenario resolution: a ViZDoom scenario name, a ``.cfg`` path, or a ``.wad`` path + map.
 
-Every WAD is validated (:mod:`golem.wad`) before the engine loads it, because
+Every WAD is validated (:mod:`golem.runtime.wad`) before the engine loads it, because
 the engine crashes or hangs on malformed maps.
 """
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from golem.errors import GolemError
-from golem.wad import read_wad
+from golem.runtime.wad import read_wad
 
 #: The map used when a WAD is given without a map name (else the WAD's first map).
 DEFAULT_WAD_MAP = "MAP01"

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from golem.errors import GolemError
-from golem.store import EpisodeInfo, TrajectoryStore
+from golem.data.store import EpisodeInfo, TrajectoryStore
 
 #: An idle share above this earns a warning: the learner would mostly learn to stand still.
 IDLE_WARNING = 0.5

@@ -13,8 +13,8 @@ tail is never used again, so a row's scores are exactly those of running its
 episode alone.
 
 Scores per action at the threshold ``brain.activation`` (pressed when
-``sigmoid(logit) > threshold``) are those of :func:`golem.validation.validate`
-(:class:`golem.validation.ActionScore`), plus exact-match accuracy (every action
+``sigmoid(logit) > threshold``) are those of :func:`golem.learning.validation.validate`
+(:class:`golem.learning.validation.ActionScore`), plus exact-match accuracy (every action
 of a step right).
 """
 
@@ -32,20 +32,20 @@ import structlog
 import torch
 from torch import nn
 
-from golem.archives import load_model
-from golem.dataset import check_compatible, select_episodes
+from golem.learning.archives import load_model
+from golem.data.dataset import check_compatible, select_episodes
 from golem.errors import GolemError
 from golem.sensors import Sensor
-from golem.store import EpisodeInfo, TrajectoryStore
-from golem.training import select_device
-from golem.validation import ActionScore, score_action
+from golem.data.store import EpisodeInfo, TrajectoryStore
+from golem.learning.training import select_device
+from golem.learning.validation import ActionScore, score_action
 
 if TYPE_CHECKING:
-    from golem.modelspec import ModelSpec
+    from golem.learning.modelspec import ModelSpec
     from golem.registry import Registry
     from golem.settings import GolemSettings
 
-log = structlog.get_logger("golem.audit")
+log = structlog.get_logger("golem.diagnostics.audit")
 
 
 # --- streams -----------------------------------------------------------------
@@ -219,7 +219,7 @@ class AuditReport:
         sequence_length: window length ``L``.
         threshold: probability above which an action counts as pressed.
         exact_match: share of steps whose every action is right.
-        actions: per action name, :class:`golem.validation.ActionScore`.
+        actions: per action name, :class:`golem.learning.validation.ActionScore`.
         chart: the PNG written, if any.
     """
 

@@ -30,7 +30,7 @@ import numpy as np
 import structlog
 
 from golem.errors import GolemError
-from golem.store.schema import SCHEMA_VERSION, ArraySpec, EpisodeInfo, EpisodeMeta, normalise_arrays, utc_now
+from golem.data.store.schema import SCHEMA_VERSION, ArraySpec, EpisodeInfo, EpisodeMeta, normalise_arrays, utc_now
 
 log = structlog.get_logger(__name__)
 
@@ -467,7 +467,7 @@ class TrajectoryStore:
         )
 
     def verify(self, checksums: bool = True) -> Any:
-        """Check every episode's chunks; see :func:`golem.store.verify.verify_store`. Returns a VerifyReport."""
-        from golem.store.verify import verify_store
+        """Check every episode's chunks; see :func:`golem.data.store.verify.verify_store`. Returns a VerifyReport."""
+        from golem.data.store.verify import verify_store
 
         return verify_store(self, checksums=checksums)

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from golem.store.schema import EpisodeInfo
+from golem.data.store.schema import EpisodeInfo
 
 if TYPE_CHECKING:
-    from golem.store.lmdb_store import TrajectoryStore
+    from golem.data.store.lmdb_store import TrajectoryStore
 
 log = structlog.get_logger(__name__)
 
@@ -53,7 +53,7 @@ def verify_store(store: TrajectoryStore, checksums: bool = True) -> VerifyReport
     recorded at write time (when ``checksums``). Store-wide: chunks whose
     episode or array is unknown, or whose index is beyond the episode.
     """
-    from golem.store.lmdb_store import parse_chunk_key
+    from golem.data.store.lmdb_store import parse_chunk_key
 
     report = VerifyReport()
     infos: dict[int, EpisodeInfo] = {}

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from golem.dataset import SequenceDataset
+from golem.data.dataset import SequenceDataset
 
 
 @dataclass

@@ -1,11 +1,11 @@
 """Checkpoints on disk: the active model of a profile, loading one, and listing the archives.
 
-Layout (written by :mod:`golem.training`)::
+Layout (written by :mod:`golem.learning.training`)::
 
     <data.root>/models/<profile>/active.safetensors
     <data.root>/models/<profile>/archive/<UTC stamp>-<model>.safetensors
 
-Listing reads only the safetensors headers (:func:`golem.checkpoints.read_metadata`),
+Listing reads only the safetensors headers (:func:`golem.learning.checkpoints.read_metadata`),
 never the tensors.
 """
 
@@ -18,15 +18,15 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from golem.checkpoints import Restored, read_metadata, restore
+from golem.learning.checkpoints import Restored, read_metadata, restore
 from golem.errors import GolemError
-from golem.training import ACTIVE, ARCHIVE
+from golem.learning.training import ACTIVE, ARCHIVE
 
 if TYPE_CHECKING:
     from golem.registry import Registry
     from golem.settings import GolemSettings
 
-log = structlog.get_logger("golem.archives")
+log = structlog.get_logger("golem.learning.archives")
 
 
 def active_model_path(settings: GolemSettings) -> Path:
@@ -55,7 +55,7 @@ def resolve_model(settings: GolemSettings, model: Path | None = None) -> Path:
 
 
 def load_model(settings: GolemSettings, registry: Registry, model: Path | None = None) -> tuple[Path, Restored]:
-    """``(path, restored)``: :func:`resolve_model` then :func:`golem.checkpoints.restore` (eval mode, CPU).
+    """``(path, restored)``: :func:`resolve_model` then :func:`golem.learning.checkpoints.restore` (eval mode, CPU).
 
     Raises:
         GolemError: missing, corrupt or unbuildable checkpoint.

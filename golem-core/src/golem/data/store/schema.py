@@ -45,7 +45,7 @@ class EpisodeMeta:
     """Who recorded an episode, where and how.
 
     ``length`` (steps) and ``total_return`` (sum of rewards) are filled in by
-    :meth:`golem.store.TrajectoryStore.write_episode` from the arrays.
+    :meth:`golem.data.store.TrajectoryStore.write_episode` from the arrays.
     """
 
     profile: str

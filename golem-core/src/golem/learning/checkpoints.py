@@ -4,7 +4,7 @@ A checkpoint holds the model's tensors plus string metadata (JSON values):
 
 * ``golem.format`` — layout version of this metadata;
 * ``golem.version`` — the golem-core version that wrote it;
-* ``golem.spec`` — :meth:`golem.modelspec.ModelSpec.to_metadata` (model name,
+* ``golem.spec`` — :meth:`golem.learning.modelspec.ModelSpec.to_metadata` (model name,
   sensors, profile, action names, sizes, DSP settings);
 * ``golem.sha256`` — SHA-256 of the tensor data section, checked on load;
 * ``golem.<key>`` — each entry of ``extra`` (training settings, metrics, data
@@ -35,12 +35,12 @@ from torch import nn
 
 from golem.atomic import atomic_write
 from golem.errors import GolemError
-from golem.modelspec import ModelSpec
+from golem.learning.modelspec import ModelSpec
 
 if TYPE_CHECKING:
     from golem.registry import Registry
 
-log = structlog.get_logger("golem.checkpoints")
+log = structlog.get_logger("golem.learning.checkpoints")
 
 #: Layout version of the metadata written by :func:`save_checkpoint`.
 CHECKPOINT_FORMAT = 1

@@ -16,7 +16,7 @@ per window, no Python object per window)::
     recovery bool   the episode's source is "recovery"
 
 Window ``i`` of a dataset is ``dataset.pointers[i]``; a sampler
-(:mod:`golem.sampling`) yields lists of such indices and
+(:mod:`golem.data.sampling`) yields lists of such indices and
 :meth:`SequenceDataset.load_batch` turns them into tensors.
 
 >>> with TrajectoryStore.open("demos") as store:                          # doctest: +SKIP
@@ -39,7 +39,7 @@ import torch
 from golem.errors import GolemError
 from golem.profiles import mirror_permutation
 from golem.sensors import Sensor
-from golem.store import EpisodeInfo, TrajectoryStore
+from golem.data.store import EpisodeInfo, TrajectoryStore
 
 if TYPE_CHECKING:
     from golem.settings import GolemSettings, TrainingSettings

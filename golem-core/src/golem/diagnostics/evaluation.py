@@ -3,7 +3,7 @@
 Every later change is judged on this. Three policies play the same ``N``
 episodes (same engine seeds, so the same episode starts):
 
-* ``model`` — the checkpoint, through :class:`golem.agent.Agent`;
+* ``model`` — the checkpoint, through :class:`golem.runtime.agent.Agent`;
 * ``random`` — :class:`golem.builtin.experts.RandomPolicy` (each button with
   p = 0.5), seeded by the episode seed;
 * ``expert`` — the registered expert whose ``scenarios`` include the
@@ -13,7 +13,7 @@ episodes (same engine seeds, so the same episode starts):
 Seeds start at :data:`EVAL_START_SEED` (10 000), far from the recording
 seeds (``game.seed + i``, from 0), so the model is judged on episode starts it
 did not see. With ``workers > 1`` the episodes run in forked engine
-processes, each restoring the model itself, like :mod:`golem.recording`.
+processes, each restoring the model itself, like :mod:`golem.data.recording`.
 
 Two shares of the expert's score are reported:
 
@@ -39,18 +39,18 @@ from typing import Any
 import numpy as np
 import structlog
 
-from golem.agent import Agent, EpisodeResult, check_compatible, latency_summary, load_agent, run_episode
-from golem.checkpoints import load_checkpoint
+from golem.runtime.agent import Agent, EpisodeResult, check_compatible, latency_summary, load_agent, run_episode
+from golem.learning.checkpoints import load_checkpoint
 from golem.errors import GolemError
 from golem.logs import configure_logging
-from golem.modelspec import ModelSpec
+from golem.learning.modelspec import ModelSpec
 from golem.plugins import load_plugins
 from golem.profiles import PROFILES
-from golem.recording import build_sensors
+from golem.data.recording import build_sensors
 from golem.registry import Registry
-from golem.session import Session
+from golem.runtime.session import Session
 from golem.settings import GolemSettings
-from golem.workers import run_pool, serve
+from golem.runtime.workers import run_pool, serve
 
 log = structlog.get_logger(__name__)
 

@@ -34,8 +34,8 @@ import structlog
 
 from golem.atomic import atomic_write
 from golem.errors import GolemError
-from golem.store.lmdb_store import TrajectoryStore
-from golem.store.schema import SENSOR_KEYS, EpisodeInfo, EpisodeMeta, utc_now
+from golem.data.store.lmdb_store import TrajectoryStore
+from golem.data.store.schema import SENSOR_KEYS, EpisodeInfo, EpisodeMeta, utc_now
 
 log = structlog.get_logger(__name__)
 

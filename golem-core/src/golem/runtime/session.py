@@ -4,7 +4,7 @@ A :class:`Session` resolves and validates the scenario, replaces the buttons
 with the action profile's, lets each sensor and configurer switch on what it
 reads, starts the engine with a timeout, and guarantees the engine process
 ends with the session — on ``close()``, on an exception in the ``with`` block,
-and (through :class:`golem.engine_guard.EngineGuard`) when our own process is
+and (through :class:`golem.runtime.engine_guard.EngineGuard`) when our own process is
 killed.
 """
 
@@ -23,10 +23,10 @@ from typing import Any, Protocol
 import numpy as np
 import structlog
 
-from golem.engine_guard import EngineGuard, engine_children
+from golem.runtime.engine_guard import EngineGuard, engine_children
 from golem.errors import GolemError
 from golem.profiles import PROFILES
-from golem.scenarios import Scenario, iwad_path, resolve_scenario
+from golem.runtime.scenarios import Scenario, iwad_path, resolve_scenario
 from golem.sensors import Sensor
 from golem.settings import GolemSettings
 

@@ -19,18 +19,18 @@ import structlog
 import torch
 from torch import nn
 
-from golem.archives import load_model
-from golem.audit import check_store_has_sensors, read_windows, to_inputs
+from golem.learning.archives import load_model
+from golem.diagnostics.audit import check_store_has_sensors, read_windows, to_inputs
 from golem.errors import GolemError
-from golem.store import TrajectoryStore
-from golem.training import select_device
+from golem.data.store import TrajectoryStore
+from golem.learning.training import select_device
 
 if TYPE_CHECKING:
     from golem.registry import Registry
     from golem.sensors import Sensor
     from golem.settings import GolemSettings
 
-log = structlog.get_logger("golem.examine")
+log = structlog.get_logger("golem.diagnostics.examine")
 
 
 @dataclass

@@ -35,17 +35,17 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from torch import nn
 
-from golem.checkpoints import restore, save_checkpoint
-from golem.dataset import Batch, SequenceDataset
+from golem.learning.checkpoints import restore, save_checkpoint
+from golem.data.dataset import Batch, SequenceDataset
 from golem.errors import GolemError
-from golem.modelspec import ModelSpec
+from golem.learning.modelspec import ModelSpec
 from golem.registry import Registry
 from golem.selection import check_selected
 from golem.settings import GolemSettings
-from golem.store import TrajectoryStore
-from golem.validation import Validation, to_device, validate
+from golem.data.store import TrajectoryStore
+from golem.learning.validation import Validation, to_device, validate
 
-log = structlog.get_logger("golem.training")
+log = structlog.get_logger("golem.learning.training")
 
 ACTIVE = "active.safetensors"
 ARCHIVE = "archive"

@@ -61,9 +61,9 @@ class StatefulStratifiedSampler:
     """Batches of ``B`` window indices forming ``B`` continuous streams, a share of them on recovery data.
 
     Args:
-        pointers: a pointer map (:data:`golem.dataset.POINTER_DTYPE` array with
+        pointers: a pointer map (:data:`golem.data.dataset.POINTER_DTYPE` array with
             fields ``episode``, ``start``, ``mirrored``, ``recovery``) or any object
-            with a ``pointers`` attribute holding one (a :class:`golem.dataset.SequenceDataset`).
+            with a ``pointers`` attribute holding one (a :class:`golem.data.dataset.SequenceDataset`).
         settings: :class:`GolemSettings` or its ``training`` group; uses
             ``batch_size`` (B), ``recovery_ratio`` and ``seed``.
 

@@ -16,14 +16,14 @@ import structlog
 import torch
 from torch import nn
 
-from golem.archives import load_model
-from golem.modelspec import ModelSpec
+from golem.learning.archives import load_model
+from golem.learning.modelspec import ModelSpec
 
 if TYPE_CHECKING:
     from golem.registry import Registry
     from golem.settings import GolemSettings
 
-log = structlog.get_logger("golem.summary")
+log = structlog.get_logger("golem.diagnostics.summary")
 
 
 @dataclass

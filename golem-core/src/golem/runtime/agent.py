@@ -29,12 +29,12 @@ import torch
 from torch import nn
 
 from golem.errors import GolemError
-from golem.modelspec import ModelSpec
+from golem.learning.modelspec import ModelSpec
 
 if TYPE_CHECKING:
     from golem.registry import Registry
     from golem.sensors import Sensor
-    from golem.session import Session
+    from golem.runtime.session import Session
 
 log = structlog.get_logger(__name__)
 
@@ -321,7 +321,7 @@ def trained_scenario(metadata: Mapping[str, Any]) -> str | None:
         for key in ("scenario", "module"):
             value = data.get(key)
             if isinstance(value, str) and value:
-                from golem.scenarios import known_scenarios
+                from golem.runtime.scenarios import known_scenarios
 
                 if key == "scenario" or value in known_scenarios():
                     return value
@@ -342,7 +342,7 @@ def load_agent(
     Raises:
         GolemError: a missing, corrupt or unrebuildable checkpoint (one line).
     """
-    from golem.checkpoints import restore
+    from golem.learning.checkpoints import restore
 
     restored = restore(path, registry)
     agent = Agent(restored.model, restored.spec, threshold, threads=threads)

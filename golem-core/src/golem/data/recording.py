@@ -25,10 +25,10 @@ from golem.experts import Expert
 from golem.plugins import load_plugins
 from golem.registry import Registry
 from golem.sensors import Sensor
-from golem.session import Session
+from golem.runtime.session import Session
 from golem.settings import GolemSettings
-from golem.store import EpisodeMeta, TrajectoryStore
-from golem.workers import run_pool, serve
+from golem.data.store import EpisodeMeta, TrajectoryStore
+from golem.runtime.workers import run_pool, serve
 
 log = structlog.get_logger(__name__)
 

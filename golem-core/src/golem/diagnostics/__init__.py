@@ -1,0 +1,1 @@
+"""Stage 4, diagnostics: audit, Grad-CAM examination, network summaries and evaluation against baselines."""
