@@ -22,9 +22,10 @@ import structlog
 from rich.console import Console
 from rich.table import Table
 
-from golem.builtin.experts import EXPERTS, RandomPolicy, play_episode
+from golem.builtin.experts import EXPERTS, RandomPolicy
 from golem.logs import configure_logging
 from golem.profiles import BASIC
+from golem.runtime.rollout import run_episode
 from golem.runtime.session import Session
 from golem.settings import load_settings
 
@@ -43,7 +44,7 @@ def run_job(scenario: str, policy: str, seeds: list[int]) -> dict[str, Any]:
         episodes = []
         for seed in seeds:
             actor = expert if policy == "expert" else RandomPolicy(BASIC, seed=seed)
-            episodes.append(play_episode(session.game, actor, seed, max_tics=MAX_TICS).as_dict())
+            episodes.append(run_episode(session, actor, seed, max_steps=MAX_TICS).as_dict())
     return {"scenario": scenario, "policy": policy, "episodes": episodes,
             "seconds": round(time.perf_counter() - started, 2)}
 
@@ -61,7 +62,7 @@ def summarise(episodes: list[dict[str, Any]]) -> dict[str, float]:
         "kills_mean": statistics.fmean(e["kills"] for e in episodes),
         "ammo_used_mean": statistics.fmean(e["ammo_used"] for e in episodes),
         "exits": sum(e["exited"] for e in episodes),
-        "deaths": sum(e["died"] for e in episodes),
+        "deaths": sum(e["dead"] for e in episodes),
     }
 
 

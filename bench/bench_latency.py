@@ -106,7 +106,7 @@ def measure(
     spec = ModelSpec.from_settings(settings, registry)
     agent = Agent(registry.get("models", spec.model).obj(spec), spec, threads=threads)
     for obs in observations[:warmup]:
-        agent.act(obs)
+        agent.decide(obs)
     sense = np.sum([np.asarray(extract_ns[n], dtype=np.float64) for n in names], axis=0) / 1e6
     per_round: list[dict[str, float]] = []
     for _ in range(rounds):
@@ -115,7 +115,7 @@ def measure(
         cpu_ns: list[int] = []
         for obs in observations:
             started = time.thread_time_ns()
-            agent.act(obs)
+            agent.decide(obs)
             cpu_ns.append(time.thread_time_ns() - started)
         decide = np.asarray(agent.decide_ns, dtype=np.float64) / 1e6
         cpu = np.asarray(cpu_ns, dtype=np.float64) / 1e6

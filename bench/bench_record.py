@@ -44,6 +44,8 @@ from rich.console import Console
 from rich.table import Table
 
 from golem.logs import configure_logging
+from golem.settings import section
+from golem_sensors_audio import DSPSettings
 from golem.plugins import load_plugins
 from golem.profiles import PROFILES
 from golem.data.recording import RecordPlan, build_sensors, play_episode, record
@@ -85,7 +87,7 @@ def raw_game(settings: GolemSettings, expert: Any) -> Any:
     game.set_depth_buffer_enabled(True)
     game.set_labels_buffer_enabled(True)
     game.set_audio_buffer_enabled(True)
-    game.set_audio_sampling_rate(getattr(vzd.SamplingRate, f"SR_{settings.brain.dsp.sample_rate}"))
+    game.set_audio_sampling_rate(getattr(vzd.SamplingRate, f"SR_{section(settings, DSPSettings).sample_rate}"))
     game.set_audio_buffer_size(4)
     for arg in AUDIO_SAFE_ARGS:
         game.add_game_args(arg)

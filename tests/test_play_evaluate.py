@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 import torch
 
-from golem.runtime.agent import Agent, check_compatible, run_episode
+from golem.runtime.agent import Agent, check_compatible
+from golem.runtime.rollout import Observer, run_episode
 from golem.builtin.experts import RandomPolicy
 from golem.learning.checkpoints import save_checkpoint
 from golem.errors import GolemError
@@ -71,7 +72,7 @@ def test_agent_steps_match_the_sequence_forward_and_reset_zeroes_hx():
     agent = Agent(model, spec, threshold=0.5)
     rng = np.random.default_rng(0)
     frames = rng.integers(0, 256, size=(5, 3, 64, 64), dtype=np.uint8)
-    actions = [agent.act({"frames": f}) for f in frames]
+    actions = [agent.decide({"frames": f}) for f in frames]
     assert all(len(a) == spec.n_actions and set(a) <= {0, 1} for a in actions)
     assert len(agent.decide_ns) == 5 and all(ns > 0 for ns in agent.decide_ns)
     with torch.no_grad():
@@ -81,7 +82,7 @@ def test_agent_steps_match_the_sequence_forward_and_reset_zeroes_hx():
     assert agent.hx is not None
     agent.reset()
     assert agent.hx is None
-    first = agent.act({"frames": frames[0]})
+    first = agent.decide({"frames": frames[0]})
     assert first == actions[0]  # a reset agent decides like a fresh one
 
 
@@ -100,17 +101,18 @@ def test_run_episode_counts_and_resets_hx_on_death():
     agent = Agent(REGISTRY.get("models", "cfc").obj(spec), spec)
     seen: list[tuple[int, int, int]] = []
 
-    def kill_at_tic_5(state):
-        seen.append(state.screen_buffer.shape)
-        if len(seen) == 5:
-            session.game.send_game_command("kill")
+    class KillAtTic5(Observer):
+        def before_tic(self, state):
+            seen.append(state.screen_buffer.shape)
+            if len(seen) == 5:
+                session.game.send_game_command("kill")
 
     with Session(settings, build_sensors(settings, REGISTRY), scenario="defend_the_center") as session:
         agent.check_session(session)
         alive = run_episode(session, agent, 10_000, max_steps=12)
         assert (alive.tics, alive.dead, alive.deaths, alive.policy) == (12, False, 0, "model")
         assert agent.hx is not None and len(agent.decide_ns) == len(agent.sense_ns) == 12
-        dead = run_episode(session, agent, 10_001, max_steps=50, on_state=kill_at_tic_5)
+        dead = run_episode(session, agent, 10_001, max_steps=50, observers=[KillAtTic5()])
         assert dead.dead and dead.deaths == 1 and dead.tics <= 7 and dead.health <= 0
         assert agent.hx is None  # zeroed on death
         assert seen[0] == (120, 160, 3)  # the RGB screen, not the 64×64 input

@@ -9,9 +9,10 @@ import pytest
 
 vzd = pytest.importorskip("vizdoom")
 
-from golem.builtin.experts import EXPERTS, RandomPolicy, play_episode  # noqa: E402
+from golem.builtin.experts import EXPERTS, RandomPolicy  # noqa: E402
 from golem.experts import Expert  # noqa: E402
 from golem.profiles import BASIC  # noqa: E402
+from golem.runtime.rollout import run_episode  # noqa: E402
 from golem.runtime.session import Session  # noqa: E402
 from golem.settings import load_settings  # noqa: E402
 
@@ -23,7 +24,7 @@ pytestmark = pytest.mark.engine
 def run_policy(scenario: str, policy: Any, seeds: list[int], max_tics: int) -> list[Any]:
     """Episode stats of ``policy`` on ``scenario`` for each seed."""
     with Session(SETTINGS, scenario=scenario, configurers=[policy]) as session:
-        return [play_episode(session.game, policy, seed, max_tics=max_tics) for seed in seeds]
+        return [run_episode(session, policy, seed, max_steps=max_tics) for seed in seeds]
 
 
 def mean(values: Iterator[float] | list[float]) -> float:

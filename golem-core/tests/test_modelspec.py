@@ -13,7 +13,14 @@ from golem.learning.modelspec import ModelSpec, brain_settings
 from golem.plugins import load_plugins
 from golem.profiles import PROFILES
 from golem.sensors import Sensor
-from golem.settings import GolemSettings
+from golem.settings import ComponentSettings, GolemSettings, section
+
+
+class OpticsSettings(ComponentSettings):
+    """A sensor's own settings section, as the audio sensor's ``brain.dsp``."""
+
+    key = "brain.optics"
+    focus: int = 32
 
 
 class _Img(Sensor):
@@ -28,6 +35,7 @@ class _Img(Sensor):
 
 class Eye(_Img):
     name, key = "eye", "eyes"
+    settings_model = OpticsSettings
 
     @property
     def shape(self):
@@ -97,24 +105,25 @@ def test_invalid_specs(classes, kw, match):
 
 def test_metadata_is_json_and_round_trips():
     registry = load_plugins(only=[], extra=[("eyes", Plugin())]).registry
-    built_with = brain_settings("lstm", ["eye", "far"], 16, 2, "fluid", {"n_mels": 16})
+    built_with = brain_settings("lstm", ["eye", "far"], 16, 2, "fluid", {"brain.optics": {"focus": 16}})
     original = ModelSpec(sensors=[Eye(built_with), Far(built_with)], n_actions=4, working_memory=16,
                          model="lstm", profile="fluid", action_names=tuple("abcd"))
-    assert original.cortical_depth == 2 and original.dsp["n_mels"] == 16  # taken from the sensors' settings
+    assert original.cortical_depth == 2 and original.sensor_settings["brain.optics"]["focus"] == 16  # taken from the sensors' settings
     meta = json.loads(json.dumps(original.to_metadata()))
     assert meta["sensors"] == ["eye", "far"] and meta["sensor_shapes"]["eye"] == [3, 16, 16]
     again = ModelSpec.from_metadata(meta, registry)
     assert again.to_metadata() == meta
     assert again.sensors[0].settings.brain.cortical_depth == 2
-    assert again.sensors[0].settings.brain.dsp.n_mels == 16
+    assert section(again.sensors[0].settings, OpticsSettings).focus == 16
 
 
 def test_spec_must_agree_with_its_sensors_settings():
     with pytest.raises(GolemError, match="cortical_depth=2 but the sensors were built with brain.cortical_depth=3"):
         spec(Eye, cortical_depth=2)
-    with pytest.raises(GolemError, match="brain.dsp"):
-        spec(Eye, dsp={"n_mels": 16})
-    assert spec(Eye, cortical_depth=3, dsp={"n_mels": 32}).dsp == S.brain.dsp.model_dump(mode="json")
+    with pytest.raises(GolemError, match="brain.optics"):
+        spec(Eye, sensor_settings={"brain.optics": {"focus": 16}})
+    same = spec(Eye, cortical_depth=3, sensor_settings={"brain.optics": {"focus": 32}})
+    assert same.sensor_settings["brain.optics"] == section(S, OpticsSettings).model_dump(mode="json")
 
 
 def test_from_metadata_errors():
@@ -135,7 +144,7 @@ def test_from_settings():
     built = ModelSpec.from_settings(settings, registry)
     assert built.n_actions == len(PROFILES["classic"]) and built.action_names == tuple(PROFILES["classic"])
     assert built.model == "lstm" and built.sensor_names == ["eye", "heat"]
-    assert built.dsp == settings.brain.dsp.model_dump(mode="json")
+    assert built.sensor_settings["brain.optics"] == section(settings, OpticsSettings).model_dump(mode="json")
 
 
 def test_brain_settings_ignore_the_environment(monkeypatch):

@@ -1,4 +1,4 @@
-"""``play_episode`` reads the sensors on a helper thread: same arrays as reading them in line, errors surface."""
+"""The :class:`Recorder` reads the sensors on a helper thread: same arrays as reading them in line, errors surface."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from golem.data.recording import play_episode
+from golem.data.recording import Recorder, episode_counters
+from golem.runtime.rollout import run_episode
 from golem.sensors import Sensor
 from golem.settings import GolemSettings
 
@@ -45,7 +46,7 @@ class FailingSensor(TicSensor):
 
 
 class FakeGame:
-    """Enough of ``vizdoom.DoomGame`` for ``play_episode``: ``length`` tics, reward = tic number."""
+    """Enough of ``vizdoom.DoomGame`` for ``run_episode``: ``length`` tics, reward = tic number."""
 
     def __init__(self, length: int, timeout: int = 0) -> None:
         self.length, self.timeout, self.tic = length, timeout, 0
@@ -69,6 +70,12 @@ class FakeGame:
     def get_game_variable(self, variable: Any) -> float:
         return 0.0
 
+    def get_total_reward(self) -> float:
+        return float(sum(range(1, self.tic + 1)))
+
+    def get_episode_time(self) -> int:
+        return self.tic
+
     def is_player_dead(self) -> bool:
         return False
 
@@ -89,6 +96,23 @@ class FakeSession:
 
 def policy(game: FakeGame, state: SimpleNamespace) -> list[int]:
     return [state.tic % 2, 1]
+
+
+class FunctionPolicy:
+    """A policy from an ``act(game, state)`` function."""
+
+    def __init__(self, act: Any) -> None:
+        self.act = act
+
+    def reset(self, game: Any) -> None:
+        pass
+
+
+def play_episode(session: FakeSession, seed: int, act: Any, max_steps: int | None = None):
+    """One recorded episode through the rollout loop: ``(arrays, counters)``."""
+    recorder = Recorder(max_steps)
+    result = run_episode(session, FunctionPolicy(act), seed, max_steps=max_steps, observers=[recorder])
+    return recorder.arrays, episode_counters(result)
 
 
 def in_line(length: int) -> np.ndarray:

@@ -16,6 +16,10 @@ from golem.errors import GolemError
 from golem.profiles import BASIC
 from golem.data.store import SCHEMA_VERSION, EpisodeMeta, TrajectoryStore
 from golem.data.store.lmdb_store import chunk_key
+from golem.data.arrays import array_rules
+from golem.plugins import load_plugins
+
+RULES = array_rules(load_plugins().registry)
 
 
 def make_episode(T: int, seed: int = 0, audio_n: int = 16) -> dict[str, np.ndarray]:
@@ -136,7 +140,7 @@ def test_bad_input_writes_nothing(store: TrajectoryStore, change, message: str) 
     arrays = make_episode(6)
     change(arrays)
     with pytest.raises(GolemError, match=message):
-        store.write_episode(make_meta(), arrays)
+        store.write_episode(make_meta(), arrays, RULES)  # the installed sensors' array rules
     assert len(store) == 0 and store.verify().chunks_checked == 0
 
 

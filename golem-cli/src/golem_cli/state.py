@@ -41,12 +41,12 @@ class AppState:
         """
         assignments = dict(parse_assignment(a) for a in [*self.set_flags, *(set_ or [])])
         layers: list[tuple[str, dict[str, Any]]] = [("flag --set", assignments)]
-        base = load_settings(self.config, layers)
+        base = load_settings(self.config, layers, registry=self.host.registry)
         chosen = plugin_overrides([*self.plugin_flags, *(plugin or [])], base.settings, self.host.registry)
         layers.append(("flag --plugin", chosen))
         given = {k: v for k, v in (flags or {}).items() if v is not None}
         layers.append(("flag", given))
-        return load_settings(self.config, layers)
+        return load_settings(self.config, layers, registry=self.host.registry)
 
 
 def state(ctx: typer.Context) -> AppState:

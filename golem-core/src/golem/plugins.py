@@ -156,7 +156,7 @@ def load_plugins(
 
 def _register_components(host: PluginHost, info: PluginInfo, plugin: Any) -> None:
     """Run one plugin's registration hooks; commit its components only if all succeed."""
-    staged: list[tuple[str, str, Any]] = []
+    staged: list[tuple[str, str, Any, Any]] = []
     try:
         for category in CATEGORIES:
             caller = getattr(host.pm.hook, f"register_{category}")
@@ -165,20 +165,20 @@ def _register_components(host: PluginHost, info: PluginInfo, plugin: Any) -> Non
                     impl.function(register=_stager(staged, category))
         trial = Registry()
         for comp in host.registry:
-            trial.add(comp.category, comp.name, comp.obj, comp.owner)
-        for category, name, obj in staged:
-            trial.add(category, name, obj, info.owner)
+            trial.add(comp.category, comp.name, comp.obj, comp.owner, comp.settings)
+        for category, name, obj, settings in staged:
+            trial.add(category, name, obj, info.owner, settings)
     except Exception as exc:
         host._mark_broken(info, exc)
         host.pm.unregister(plugin)
         return
-    for category, name, obj in staged:
-        host.registry.add(category, name, obj, info.owner)
+    for category, name, obj, settings in staged:
+        host.registry.add(category, name, obj, info.owner, settings)
     info.components = host.registry.by_owner(info.name)
 
 
-def _stager(staged: list[tuple[str, str, Any]], category: str):
-    def register(name: str, component: Any) -> None:
-        staged.append((category, name, component))
+def _stager(staged: list[tuple[str, str, Any, Any]], category: str):
+    def register(name: str, component: Any, settings: Any = None) -> None:
+        staged.append((category, name, component, settings))
 
     return register

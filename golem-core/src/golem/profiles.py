@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 BASIC: tuple[str, ...] = (
     "MOVE_FORWARD",
     "MOVE_BACKWARD",
@@ -23,31 +21,6 @@ PROFILES: dict[str, tuple[str, ...]] = {
 
 #: Left/right pairs swapped by mirror augmentation; every other action is unchanged.
 MIRROR_PAIRS: tuple[tuple[str, str], ...] = (("MOVE_LEFT", "MOVE_RIGHT"), ("TURN_LEFT", "TURN_RIGHT"))
-
-
-@dataclass(frozen=True)
-class ActionProfile:
-    """A named, ordered set of ViZDoom buttons; ``n_actions`` is the model's output width."""
-
-    name: str
-    actions: tuple[str, ...]
-
-    @property
-    def n_actions(self) -> int:
-        return len(self.actions)
-
-    def mirror_permutation(self) -> list[int]:
-        """Index map ``perm`` with ``mirrored[..., i] = actions[..., perm[i]]``."""
-        return mirror_permutation(self.actions)
-
-
-def get_profile(name: str) -> ActionProfile:
-    """The profile called ``name`` (basic, fluid, classic)."""
-    from golem.errors import SettingsError
-
-    if name not in PROFILES:
-        raise SettingsError(f"unknown action profile {name!r}; allowed: {', '.join(PROFILES)}")
-    return ActionProfile(name=name, actions=PROFILES[name])
 
 
 def mirror_permutation(actions: tuple[str, ...] | list[str]) -> list[int]:

@@ -47,12 +47,30 @@ class Owner:
 
 @dataclass(frozen=True)
 class Component:
-    """One registered component."""
+    """One registered component.
+
+    Attributes:
+        settings: the component's own settings model (a
+            :class:`golem.settings.ComponentSettings` subclass with its dotted ``key``), or ``None``.
+    """
 
     name: str
     category: str
     obj: Any
     owner: Owner
+    settings: Any = None
+
+
+def settings_model_of(obj: Any, given: Any = None) -> Any:
+    """The settings model a component declares: ``given`` (``register(..., settings=M)``), else ``obj.settings_model``."""
+    model = given if given is not None else getattr(obj, "settings_model", None)
+    if model is None:
+        return None
+    from pydantic import BaseModel
+
+    if not (isinstance(model, type) and issubclass(model, BaseModel)) or not getattr(model, "key", ""):
+        raise ValueError(f"settings model {model!r} must be a ComponentSettings subclass with a dotted `key`")
+    return model
 
 
 class Registry:
@@ -61,8 +79,11 @@ class Registry:
     def __init__(self) -> None:
         self._items: dict[str, dict[str, Component]] = {c: {} for c in CATEGORIES}
 
-    def add(self, category: str, name: str, obj: Any, owner: Owner) -> Component:
-        """Register ``obj`` as ``name``; a clash raises :class:`DuplicateComponentError`."""
+    def add(self, category: str, name: str, obj: Any, owner: Owner, settings: Any = None) -> Component:
+        """Register ``obj`` as ``name`` (with its settings model, if any); a clash raises :class:`DuplicateComponentError`.
+
+        A settings key already owned by another component is a clash too.
+        """
         if category not in self._items:
             raise ValueError(f"unknown category {category!r}; known: {', '.join(CATEGORIES)}")
         if not isinstance(name, str) or not name or ":" in name or "," in name:
@@ -72,7 +93,14 @@ class Registry:
             raise DuplicateComponentError(
                 f"{SINGULAR[category]} {name!r} is registered by both {existing.owner} and {owner}"
             )
-        comp = Component(name=name, category=category, obj=obj, owner=owner)
+        model = settings_model_of(obj, settings)
+        if model is not None:
+            other = next((c for c in self if c.settings is not None and c.settings.key == model.key), None)
+            if other is not None:
+                raise DuplicateComponentError(
+                    f"settings section {model.key!r} is declared by both {other.owner} ({other.name}) and {owner} ({name})"
+                )
+        comp = Component(name=name, category=category, obj=obj, owner=owner, settings=model)
         self._items[category][name] = comp
         return comp
 
@@ -101,6 +129,10 @@ class Registry:
     def __iter__(self) -> Iterator[Component]:
         for category in CATEGORIES:
             yield from (self._items[category][n] for n in sorted(self._items[category]))
+
+    def settings_sections(self) -> dict[str, Any]:
+        """``{dotted key: settings model}`` of every component that declares settings."""
+        return {c.settings.key: c.settings for c in self if c.settings is not None}
 
     def by_owner(self, plugin: str) -> dict[str, list[str]]:
         """``{category: [names]}`` registered by the plugin named ``plugin``."""

@@ -28,14 +28,23 @@ class Sensor(ABC):
         key: array name in the trajectory store and in ``.npz`` files
             (``frames``, ``depths``, ``thermals``, ``audios``).
         dtype: stored dtype (``uint8`` where the signal allows).
+        step_shape: the fixed parts of one stored step's shape, ``None`` where
+            the size depends on settings (``(3, None, None)``); the store checks
+            every array under :attr:`key` against it and :attr:`dtype`.
         joins: name of another sensor whose cortex this one feeds as extra
             channels (depth joins ``visual``), or ``None`` for its own cortex.
+        settings_model: the sensor's own settings (a :class:`golem.settings.ComponentSettings`
+            subclass, e.g. the audio sensor's ``brain.dsp``), or ``None``. They are
+            validated under their key, recorded in checkpoints and read with
+            :func:`golem.settings.section`.
     """
 
     name: ClassVar[str]
     key: ClassVar[str]
     dtype: ClassVar[np.dtype[Any]]
     joins: ClassVar[str | None] = None
+    settings_model: ClassVar[Any] = None
+    step_shape: ClassVar[tuple[int | None, ...]] = ()
 
     def __init__(self, settings: GolemSettings) -> None:
         self.settings = settings
@@ -72,6 +81,29 @@ class Sensor(ABC):
         return value
 
     # --- data side -------------------------------------------------------
+
+    @classmethod
+    def from_legacy(cls, source: str, array: np.ndarray) -> np.ndarray:
+        """A seed-layout ``.npz`` array ``[T, …]`` of this sensor as stored ``[T, *step_shape]`` in :attr:`dtype`.
+
+        The default accepts the stored layout (float data is cast when :attr:`dtype`
+        is a float type); sensors whose legacy files differ override it.
+
+        Raises:
+            GolemError: one line naming ``source`` (the file) and what is wrong.
+        """
+        from golem.errors import GolemError
+
+        want = ", ".join(["T", *("*" if w is None else str(w) for w in cls.step_shape)])
+        if array.ndim != 1 + len(cls.step_shape) or any(
+            w is not None and w != s for w, s in zip(cls.step_shape, array.shape[1:])
+        ):
+            raise GolemError(f"{source}: {cls.key!r} must be [{want}], got {list(array.shape)}")
+        if array.dtype == cls.dtype:
+            return np.ascontiguousarray(array)
+        if np.dtype(cls.dtype).kind == "f" and array.dtype.kind == "f":
+            return np.ascontiguousarray(array.astype(cls.dtype))
+        raise GolemError(f"{source}: {cls.key!r} must be {np.dtype(cls.dtype)}, got {array.dtype}")
 
     def mirror(self, x: np.ndarray) -> np.ndarray:
         """Left-right mirror of stored steps ``x[..., *shape]`` (default: flip the last axis).

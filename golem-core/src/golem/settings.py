@@ -3,6 +3,14 @@
 Every effective value remembers where it came from, so ``golem config show``
 can say why a setting has the value it has. Environment variables nest with
 ``__``: ``GOLEM_TRAINING__BATCH_SIZE=16`` sets ``training.batch_size``.
+
+The core declares its own groups (``data``, ``brain``, ``training``, ``game``).
+A component declares its own settings as a :class:`ComponentSettings` model
+with a dotted ``key`` (the ``focal`` loss: ``loss.focal``; the audio sensor:
+``brain.dsp``) and registers it with the component; :func:`load_settings`
+validates each section with its owner's model, fills in the defaults of every
+registered section and refuses keys no one owns. Components read their section
+with :func:`section`, which also works on settings that travelled as JSON.
 """
 
 from __future__ import annotations
@@ -12,20 +20,38 @@ import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
 
 from golem.errors import SettingsError
-from golem.profiles import PROFILES
+
+if TYPE_CHECKING:
+    from golem.registry import Registry
 
 CONFIG_FILE = "golem.toml"
 ENV_PREFIX = "GOLEM_"
 
 
 class _Group(BaseModel):
+    # Extra keys are the sections of components (``brain.dsp``); load_settings validates them with
+    # their owners' models and refuses keys that no registered component owns.
+    model_config = ConfigDict(extra="allow", validate_assignment=True)
+
+
+class ComponentSettings(BaseModel):
+    """Base of a component's own settings model.
+
+    Class attributes:
+        key: the dotted settings path of the section (``loss.focal``, ``brain.dsp``).
+    """
+
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    key: ClassVar[str] = ""
+
+
+M = TypeVar("M", bound=BaseModel)
 
 
 class DataSettings(_Group):
@@ -33,15 +59,6 @@ class DataSettings(_Group):
 
     root: Path = Field(Path("golem-data"), description="folder for stores, models and reports")
     store: str = Field("demos", description="trajectory store name (a folder under root/stores) or a path")
-
-
-class DSPSettings(_Group):
-    """Audio front end: the Mel spectrogram computed inside the network."""
-
-    sample_rate: Literal[11025, 22050, 44100] = Field(22050, description="engine audio sampling rate, Hz")
-    n_fft: int = Field(512, ge=16, le=8192, description="STFT window, samples")
-    hop_length: int = Field(128, ge=1, le=8192, description="STFT hop, samples")
-    n_mels: int = Field(32, ge=4, le=256, description="Mel bands")
 
 
 class BrainSettings(_Group):
@@ -53,7 +70,6 @@ class BrainSettings(_Group):
     cortical_depth: int = Field(3, ge=1, le=6, description="conv layers in the visual cortex")
     working_memory: int = Field(64, ge=4, le=4096, description="units of the recurrent core")
     activation: float = Field(0.5, gt=0.0, lt=1.0, description="probability threshold for pressing a button")
-    dsp: DSPSettings = Field(default_factory=DSPSettings)
 
 
 class TrainingSettings(_Group):
@@ -72,27 +88,8 @@ class TrainingSettings(_Group):
     device: Literal["auto", "cpu", "cuda", "mps"] = "auto"
 
 
-class FocalSettings(_Group):
-    alpha: float | list[float] = Field(0.25, description="positive weight, scalar or one per action")
-    gamma: float = Field(2.0, ge=0.0, le=10.0, description="focusing exponent")
-
-
-class AsymmetricSettings(_Group):
-    gamma_neg: float = Field(4.0, ge=0.0, le=10.0)
-    gamma_pos: float = Field(1.0, ge=0.0, le=10.0)
-    clip: float = Field(0.05, ge=0.0, lt=1.0, description="probability margin shifted off negatives")
-
-
-class SmoothSettings(_Group):
-    epsilon: float = Field(0.1, ge=0.0, lt=1.0, description="label smoothing")
-
-
 class LossSettings(_Group):
-    """Parameters of the loss components."""
-
-    focal: FocalSettings = Field(default_factory=FocalSettings)
-    asymmetric: AsymmetricSettings = Field(default_factory=AsymmetricSettings)
-    smooth: SmoothSettings = Field(default_factory=SmoothSettings)
+    """Parameters of the loss components, one section per loss (``loss.focal``), owned by the loss's plugin."""
 
 
 class GameSettings(_Group):
@@ -231,6 +228,7 @@ def load_settings(
     overrides: Sequence[tuple[str, Mapping[str, Any]]] = (),
     environ: Mapping[str, str] | None = None,
     cwd: Path | None = None,
+    registry: Registry | None = None,
 ) -> ResolvedSettings:
     """Resolve settings from every source, lowest first.
 
@@ -242,6 +240,8 @@ def load_settings(
             ``config show`` reports.
         environ: environment to read ``GOLEM_*`` from (default ``os.environ``).
         cwd: directory searched for ``golem.toml`` (default the current one).
+        registry: the components whose settings sections are validated and filled in
+            (default: the installed plugins, loaded here).
 
     Raises:
         SettingsError: one line naming the key, the value and what is allowed.
@@ -263,10 +263,92 @@ def load_settings(
         settings = GolemSettings.model_validate(merged)
     except ValidationError as exc:
         raise SettingsError(_explain(exc, sources)) from None
+    if registry is None:
+        from golem.plugins import load_plugins
+
+        registry = load_plugins().registry
+    _validate_sections(settings, registry.settings_sections(), sources)
     return ResolvedSettings(settings=settings, sources=sources, config_file=config_file)
 
 
-def _explain(exc: ValidationError, sources: Mapping[str, str]) -> str:
+def _validate_sections(
+    settings: GolemSettings, sections: Mapping[str, type[BaseModel]], sources: Mapping[str, str]
+) -> None:
+    """Validate every component section in place, add the defaults of absent ones, refuse unowned keys.
+
+    Raises:
+        SettingsError: an invalid value in a section, or a key that neither the core nor a component owns.
+    """
+    for key, model in sections.items():
+        *path, name = key.split(".")
+        group: BaseModel = settings
+        for part in path:
+            group = getattr(group, part, None)  # type: ignore[assignment]
+            if not isinstance(group, BaseModel):
+                raise SettingsError(f"settings section {key!r} is not inside a settings group")
+        extra = group.__pydantic_extra__
+        if extra is None:
+            raise SettingsError(f"settings group {'.'.join(path) or '<root>'} takes no component sections ({key!r})")
+        raw = extra.get(name, {})
+        if isinstance(raw, model):
+            continue
+        if not isinstance(raw, Mapping):
+            source = sources.get(key, "default")
+            raise SettingsError(f"invalid setting {key} = {raw!r} (from {source}): a table of settings is expected")
+        try:
+            extra[name] = model.model_validate(raw)
+        except ValidationError as exc:
+            raise SettingsError(_explain(exc, sources, prefix=key)) from None
+    for dotted in _unowned(settings, ""):
+        source = next((s for k, s in sources.items() if dotted == k or k.startswith(dotted + ".")), "default")
+        raise SettingsError(f"unknown setting {dotted!r} (from {source}); see `golem config show` for the known keys")
+
+
+def _unowned(group: BaseModel, prefix: str) -> list[str]:
+    """Dotted keys of extra values that are not validated component sections."""
+    out: list[str] = []
+    for name, value in (group.__pydantic_extra__ or {}).items():
+        if not isinstance(value, BaseModel):
+            out.append(prefix + name)
+    for name in type(group).model_fields:
+        value = getattr(group, name)
+        if isinstance(value, _Group):
+            out += _unowned(value, f"{prefix}{name}.")
+    return out
+
+
+def section(settings: BaseModel, model: type[M]) -> M:
+    """The component section ``model.key`` of ``settings`` as a ``model`` instance.
+
+    Works on settings from :func:`load_settings` (sections already validated),
+    on settings that travelled as JSON (the section is a dict: validated here)
+    and on settings without the section (the model's defaults).
+
+    Raises:
+        SettingsError: the section holds invalid values.
+    """
+    key = getattr(model, "key", "")
+    if not key:
+        raise SettingsError(f"{model.__name__} has no settings key")
+    node: Any = settings
+    for part in key.split("."):
+        if isinstance(node, BaseModel):
+            node = getattr(node, part, None)
+        elif isinstance(node, Mapping):
+            node = node.get(part)
+        else:
+            node = None
+        if node is None:
+            return model()
+    if isinstance(node, model):
+        return node
+    try:
+        return model.model_validate(node.model_dump() if isinstance(node, BaseModel) else node)
+    except ValidationError as exc:
+        raise SettingsError(_explain(exc, {}, prefix=key)) from None
+
+
+def _explain(exc: ValidationError, sources: Mapping[str, str], prefix: str = "") -> str:
     """One line from a pydantic error: key, value, what is allowed, and where it came from."""
     errors = exc.errors()
     first = errors[0]
@@ -278,7 +360,7 @@ def _explain(exc: ValidationError, sources: Mapping[str, str]) -> str:
             key_parts.append(part)
         else:
             break
-    key = ".".join(key_parts) or "<root>"
+    key = ".".join(([prefix] if prefix else []) + key_parts) or "<root>"
     source = next((s for k, s in sources.items() if key == k or key.startswith(k + ".")), "default")
     if first["type"] == "extra_forbidden":
         message = f"unknown setting {key!r} (from {source}); see `golem config show` for the known keys"
@@ -287,8 +369,3 @@ def _explain(exc: ValidationError, sources: Mapping[str, str]) -> str:
     if len(errors) > 1:
         message += f" (and {len(errors) - 1} more)"
     return message
-
-
-def profile_actions(settings: GolemSettings) -> tuple[str, ...]:
-    """The action names of the configured profile."""
-    return PROFILES[settings.brain.profile]

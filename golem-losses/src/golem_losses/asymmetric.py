@@ -25,7 +25,9 @@ import torch
 import torch.nn.functional as F
 
 from golem import hookimpl
-from golem.settings import GolemSettings
+from pydantic import Field
+
+from golem.settings import ComponentSettings, GolemSettings, section
 from golem_losses.base import MultiLabelLoss
 
 
@@ -68,12 +70,21 @@ class AsymmetricLoss(MultiLabelLoss):
         return f"gamma_neg={self.gamma_neg}, gamma_pos={self.gamma_pos}, clip={self.clip}"
 
 
+class AsymmetricSettings(ComponentSettings):
+    """``loss.asymmetric``: the focusing exponents and the negatives' probability margin."""
+
+    key = "loss.asymmetric"
+    gamma_neg: float = Field(4.0, ge=0.0, le=10.0)
+    gamma_pos: float = Field(1.0, ge=0.0, le=10.0)
+    clip: float = Field(0.05, ge=0.0, lt=1.0, description="probability margin shifted off negatives")
+
+
 def build_asymmetric(settings: GolemSettings, n_actions: int) -> AsymmetricLoss:
     """The ``asymmetric`` loss from ``settings.loss.asymmetric``."""
-    cfg = settings.loss.asymmetric
+    cfg = section(settings, AsymmetricSettings)
     return AsymmetricLoss(gamma_neg=cfg.gamma_neg, gamma_pos=cfg.gamma_pos, clip=cfg.clip)
 
 
 @hookimpl
 def register_losses(register) -> None:
-    register("asymmetric", build_asymmetric)
+    register("asymmetric", build_asymmetric, settings=AsymmetricSettings)

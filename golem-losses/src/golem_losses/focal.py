@@ -21,7 +21,9 @@ import torch.nn.functional as F
 
 from golem import hookimpl
 from golem.errors import SettingsError
-from golem.settings import GolemSettings
+from pydantic import Field
+
+from golem.settings import ComponentSettings, GolemSettings, section
 from golem_losses.base import MultiLabelLoss
 
 
@@ -53,21 +55,30 @@ class FocalLoss(MultiLabelLoss):
         return f"alpha={self.alpha.tolist()}, gamma={self.gamma}"
 
 
+class FocalSettings(ComponentSettings):
+    """``loss.focal``: the focal loss's weights."""
+
+    key = "loss.focal"
+    alpha: float | list[float] = Field(0.25, description="positive weight, scalar or one per action")
+    gamma: float = Field(2.0, ge=0.0, le=10.0, description="focusing exponent")
+
+
 def build_focal(settings: GolemSettings, n_actions: int) -> FocalLoss:
     """The ``focal`` loss from ``settings.loss.focal``.
 
     Raises:
         SettingsError: ``loss.focal.alpha`` is a list whose length is not ``n_actions``.
     """
-    alpha = settings.loss.focal.alpha
+    cfg = section(settings, FocalSettings)
+    alpha = cfg.alpha
     if isinstance(alpha, list) and len(alpha) != n_actions:
         raise SettingsError(
             f"loss.focal.alpha has {len(alpha)} values but the action profile has n_actions={n_actions}; "
             f"give one value per action or a single number"
         )
-    return FocalLoss(alpha=alpha, gamma=settings.loss.focal.gamma)
+    return FocalLoss(alpha=alpha, gamma=cfg.gamma)
 
 
 @hookimpl
 def register_losses(register) -> None:
-    register("focal", build_focal)
+    register("focal", build_focal, settings=FocalSettings)

@@ -15,7 +15,9 @@ import torch
 import torch.nn.functional as F
 
 from golem import hookimpl
-from golem.settings import GolemSettings
+from pydantic import Field
+
+from golem.settings import ComponentSettings, GolemSettings, section
 from golem_losses.base import MultiLabelLoss
 
 
@@ -37,11 +39,18 @@ class SmoothBCELoss(MultiLabelLoss):
         return f"epsilon={self.epsilon}"
 
 
+class SmoothSettings(ComponentSettings):
+    """``loss.smooth``: the label smoothing."""
+
+    key = "loss.smooth"
+    epsilon: float = Field(0.1, ge=0.0, lt=1.0, description="label smoothing")
+
+
 def build_smooth(settings: GolemSettings, n_actions: int) -> SmoothBCELoss:
     """The ``smooth`` loss from ``settings.loss.smooth``."""
-    return SmoothBCELoss(epsilon=settings.loss.smooth.epsilon)
+    return SmoothBCELoss(epsilon=section(settings, SmoothSettings).epsilon)
 
 
 @hookimpl
 def register_losses(register) -> None:
-    register("smooth", build_smooth)
+    register("smooth", build_smooth, settings=SmoothSettings)

@@ -22,8 +22,7 @@ def test_contract_without_engine():
 
 
 def test_shape_follows_sample_rate_and_mirror_swaps_channels():
-    settings = GolemSettings()
-    settings.brain.dsp.sample_rate = 11025
+    settings = GolemSettings(brain={"dsp": {"sample_rate": 11025}})
     sensor = AudioSensor(settings)
     assert sensor.shape == (2, 1260)
     x = np.stack([np.zeros(1260), np.arange(1260)]).astype(np.float16)[None]

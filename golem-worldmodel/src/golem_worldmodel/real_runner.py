@@ -23,6 +23,7 @@ import structlog
 import torch
 
 from golem.builtin.visual import VisualSensor
+from golem.runtime.rollout import Observer, run_episode
 from golem.runtime.session import Session
 from golem.settings import GolemSettings
 
@@ -61,7 +62,55 @@ class RealRecurrence:
         _, self.state = self.rnn.step(self.z, action.long(), self.state)
 
 
-@torch.no_grad()
+class ControllerPolicy:
+    """The world model's controller (or, without one, uniform random discrete actions) as a rollout policy.
+
+    Each tic it reads the frame through the session's visual sensor, encodes
+    it (posterior mean), acts on ``[z_t, h_pre_t]`` and advances the
+    recurrence; the discrete action becomes the profile's buttons through ``table``.
+    """
+
+    def __init__(
+        self,
+        vae: ConvVAE,
+        rnn: MDNRNN,
+        policy: Callable[[torch.Tensor], torch.Tensor] | None,
+        sensor: VisualSensor,
+        table: np.ndarray,
+        rng: np.random.Generator,
+    ) -> None:
+        self.name = "controller" if policy is not None else "random"
+        self.vae, self.policy, self.sensor, self.table, self.rng = vae.eval(), policy, sensor, table, rng
+        self.recurrence = RealRecurrence(rnn)
+
+    def reset(self, game: Any) -> None:
+        """``h_pre_0 = 0``."""
+        self.recurrence.reset()
+
+    @torch.no_grad()
+    def act(self, game: Any, state: Any) -> list[int]:
+        """The buttons of this tic's discrete action."""
+        if self.policy is None:
+            a = torch.tensor([int(self.rng.integers(0, len(self.table)))])
+        else:
+            frame = self.sensor.extract(state)  # uint8 [3, 64, 64]
+            mu, _ = self.vae.encode(frames_to_input(torch.from_numpy(frame[None].copy())))
+            a = self.policy(self.recurrence.observe(mu))
+            self.recurrence.advance(a)
+        return [int(b) for b in self.table[int(a[0])]]
+
+
+class FrameObserver(Observer):
+    """Keeps every tic's stored frame (uint8 ``[3, 64, 64]``) of one episode."""
+
+    def __init__(self, sensor: VisualSensor) -> None:
+        self.sensor = sensor
+        self.frames: list[np.ndarray] = []
+
+    def before_tic(self, state: Any) -> None:
+        self.frames.append(self.sensor.extract(state))
+
+
 def play_real(
     settings: GolemSettings,
     vae: ConvVAE,
@@ -74,42 +123,27 @@ def play_real(
     record_frames: bool = False,
     on_episode: Callable[[int, float], None] | None = None,
 ) -> dict[str, Any]:
-    """Play ``episodes`` real episodes; ``policy=None`` plays uniformly random discrete actions each tic.
+    """Play ``episodes`` real episodes through the rollout loop; ``policy=None`` plays uniformly random discrete actions.
 
     Returns ``survival`` (list of tics per episode), ``dead`` (list of 0/1), and
     with ``record_frames`` the first episode's ``frames [T, 3, 64, 64]`` uint8.
     """
-    vae.eval()
     sensor = VisualSensor(settings)
     rng = np.random.default_rng(seed)
     survival: list[int] = []
     dead: list[int] = []
-    frames: list[np.ndarray] = []
+    frames = FrameObserver(sensor)
     with Session(settings, [sensor], scenario=scenario) as session:
-        table = button_table(session.action_names)
-        rec = RealRecurrence(rnn)
+        player = ControllerPolicy(vae, rnn, policy, sensor, button_table(session.action_names), rng)
         for ep in range(episodes):
-            session.new_episode(seed + ep)
-            rec.reset()
-            t = 0
-            while not session.episode_finished and t < max_steps:
-                frame = session.observe()[sensor.key]
-                if record_frames and ep == 0:
-                    frames.append(frame)
-                if policy is None:
-                    a = torch.tensor([int(rng.integers(0, len(table)))])
-                else:
-                    mu, _ = vae.encode(frames_to_input(torch.from_numpy(frame[None].copy())))
-                    a = policy(rec.observe(mu))
-                    rec.advance(a)
-                session.act([int(b) for b in table[int(a[0])]])
-                t += 1
-            survival.append(t)
-            dead.append(int(session.is_player_dead))
+            observers = [frames] if record_frames and ep == 0 else []
+            result = run_episode(session, player, seed + ep, max_steps=max_steps, observers=observers)
+            survival.append(result.tics)
+            dead.append(int(result.dead))
             if on_episode is not None:
-                on_episode(ep + 1, float(t))
+                on_episode(ep + 1, float(result.tics))
     log.info("dream.real.done", episodes=episodes, mean=float(np.mean(survival)), std=float(np.std(survival)))
     out: dict[str, Any] = {"survival": survival, "dead": dead}
     if record_frames:
-        out["frames"] = np.stack(frames) if frames else np.zeros((0, 3, 64, 64), np.uint8)
+        out["frames"] = np.stack(frames.frames) if frames.frames else np.zeros((0, 3, 64, 64), np.uint8)
     return out

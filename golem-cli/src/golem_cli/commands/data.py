@@ -16,6 +16,7 @@ from golem.errors import GolemError
 from golem.profiles import PROFILES
 from golem.settings import GolemSettings
 from golem.data.store import SOURCES, EpisodeInfo, TrajectoryStore
+from golem.data.arrays import array_rules
 from golem.data.store.npz import ImportOptions, export_name, export_npz, import_npz, load_npz
 from golem_cli.options import JsonOpt, StoreOpt
 from golem_cli.state import AppState, state
@@ -216,18 +217,19 @@ def import_(
         scenario=settings.game.scenario, map=settings.game.doom_map, seed=settings.game.seed,
         source=source, tags=tuple(tag or ()),
     )
+    rules = array_rules(st.host.registry)
     show = len(files) > 1 and not as_json
     with _progress(st, show) as progress:
         task = progress.add_task("checking", total=len(files))
         for file in files:
-            load_npz(file, options)
+            load_npz(file, options, rules)
             progress.advance(task)
     target = _store_path(settings, store)
     imported: list[dict[str, object]] = []
     with TrajectoryStore.open_or_create(target, chunk_steps=chunk_steps) as opened, _progress(st, show) as progress:
         task = progress.add_task("importing", total=len(files))
         for file in files:
-            episode_id = import_npz(opened, file, options)
+            episode_id = import_npz(opened, file, options, rules)
             found = opened.get(episode_id)
             imported.append({"file": str(file), "id": episode_id, "steps": found.length, "source": found.meta.source})
             progress.advance(task)

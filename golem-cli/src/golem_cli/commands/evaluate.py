@@ -10,7 +10,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from golem.runtime.agent import EpisodeResult
+from golem.runtime.rollout import EpisodeResult
 from golem.diagnostics.evaluation import EVAL_START_SEED, EvalPlan, Scoreboard, evaluate, expert_for
 from golem.runtime.scenarios import resolve_scenario
 from golem_cli.commands.play import resolve_player

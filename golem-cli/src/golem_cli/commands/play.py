@@ -11,87 +11,17 @@ import numpy as np
 import typer
 from rich.table import Table
 
-from golem.runtime.agent import (
-    EpisodeResult,
-    check_compatible,
-    load_agent,
-    run_episode,
-    trained_scenario,
-    trained_threshold,
-)
+from golem.runtime.agent import check_compatible, load_agent, trained_scenario, trained_threshold
+from golem.runtime.rollout import EpisodeResult, run_episode
+from golem.runtime.video import VIDEO_FPS, VideoObserver, VideoWriter
 from golem.learning.archives import resolve_model
 from golem.learning.checkpoints import read_metadata
-from golem.errors import GolemError
 from golem.profiles import PROFILES
 from golem.data.recording import build_sensors
 from golem.runtime.session import Session, check_display
 from golem.settings import GolemSettings, ResolvedSettings
 from golem_cli.options import JsonOpt, PluginOpt, SetOpt
 from golem_cli.state import state
-
-#: Frames per second of a written video: one frame per tic.
-VIDEO_FPS = 35
-VIDEO_SUFFIXES = (".gif", ".mp4")
-
-
-class VideoWriter:
-    """Writes the RGB screens the agent saw (uint8 ``[H, W, 3]`` per tic) to a ``.gif`` or ``.mp4``.
-
-    MP4 frames stream to ffmpeg (``imageio-ffmpeg``); GIF frames are kept and
-    written by Pillow on :meth:`close` (GIF delays are whole centiseconds: 30 ms a frame).
-    """
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.suffix = path.suffix.lower()
-        if self.suffix not in VIDEO_SUFFIXES:
-            raise GolemError(f"--video must end in .gif or .mp4, got {path.name}")
-        self.frames = 0
-        self._gif: list[np.ndarray] = []
-        self._mp4: Any = None
-        try:
-            if self.suffix == ".gif":
-                import PIL.Image  # noqa: F401
-            else:
-                import imageio.v2  # noqa: F401
-                import imageio_ffmpeg  # noqa: F401
-        except ImportError as exc:
-            need = "pillow" if self.suffix == ".gif" else "imageio imageio-ffmpeg"
-            raise GolemError(f"writing {self.suffix} video needs {need} (pip install {need}): {exc}") from None
-        if not path.parent.is_dir():
-            raise GolemError(f"cannot write video {path}: folder {path.parent} does not exist")
-
-    def add(self, frame: np.ndarray | None) -> None:
-        """Append one screen (uint8 ``[H, W, 3]``); ``None`` or other shapes are skipped."""
-        if frame is None or frame.ndim != 3 or frame.shape[2] != 3:
-            return
-        if self.suffix == ".mp4":
-            if self._mp4 is None:  # opened at the first frame: a failed start leaves no empty file
-                import imageio.v2 as imageio
-
-                self._mp4 = imageio.get_writer(str(self.path), fps=VIDEO_FPS, macro_block_size=8, codec="libx264")
-            self._mp4.append_data(frame)
-        else:
-            self._gif.append(np.array(frame, copy=True))
-        self.frames += 1
-
-    def close(self) -> None:
-        """Finish the file."""
-        try:
-            if self._mp4 is not None:
-                self._mp4.close()
-                self._mp4 = None
-            elif self._gif:
-                from PIL import Image
-
-                images = [Image.fromarray(f) for f in self._gif]
-                images[0].save(
-                    self.path, save_all=True, append_images=images[1:], duration=round(1000 / VIDEO_FPS, -1), loop=0
-                )
-                self._gif = []
-        except OSError as exc:
-            raise GolemError(f"cannot write video {self.path}: {exc.strerror or exc}") from None
-
 
 class RealTime:
     """Configurer: the engine runs at its own 35 Hz clock (``Mode.ASYNC_PLAYER``) so a person can watch."""
@@ -163,11 +93,11 @@ def play_command(
     try:
         with Session(settings, sensors, scenario=scenario_name, visible=window, configurers=configurers) as session:
             agent.check_session(session)
-            on_state = (lambda s: writer.add(s.screen_buffer)) if writer is not None else None
+            observers = [VideoObserver(writer)] if writer is not None else []
             for i in range(episodes):
                 if i == 0:
                     started = time.perf_counter()  # the engine is up: time the playing only
-                result = run_episode(session, agent, settings.game.seed + i, max_steps=max_steps, on_state=on_state)
+                result = run_episode(session, agent, settings.game.seed + i, max_steps=max_steps, observers=observers)
                 results.append(result)
                 if not json_:
                     st.out.print(episode_line(i + 1, result), highlight=False, soft_wrap=True)

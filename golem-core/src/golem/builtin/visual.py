@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from golem.images import legacy_image
 from golem.sensors import Sensor
 
 SIZE = 64
@@ -199,6 +200,12 @@ class VisualSensor(Sensor):
     name = "visual"
     key = "frames"
     dtype = np.dtype(np.uint8)
+    step_shape = (3, None, None)
+
+    @classmethod
+    def from_legacy(cls, source: str, array: np.ndarray) -> np.ndarray:
+        """Seed-layout ``[T, H, W, 3]`` or ``[T, 3, H, W]``, uint8 or float in ``[0, 1]`` → uint8 ``[T, 3, H, W]``."""
+        return legacy_image(source, cls.key, array, channels=3)
 
     @property
     def shape(self) -> tuple[int, ...]:

@@ -1,8 +1,9 @@
 """Recording demonstrations: a policy plays, every tic's sensors and buttons go to the store.
 
-Two kinds of demonstrator share one loop: a scripted expert (reads privileged
-state and acts) and a human (spectator mode, the engine reports what was
-pressed). With ``workers > 1`` several engine processes play in parallel and
+Two kinds of demonstrator play through the one rollout loop
+(:func:`golem.runtime.rollout.run_episode`) with a :class:`Recorder` watching:
+a scripted expert (reads privileged state and acts) and a human (spectator
+mode, the engine reports what was pressed). With ``workers > 1`` several engine processes play in parallel and
 send finished episodes to the single writer in the calling process; an episode
 is written in one transaction, so an interrupted recording keeps every
 episode that completed.
@@ -20,11 +21,13 @@ from typing import Any, Literal
 import numpy as np
 import structlog
 
+from golem.data.arrays import array_rules
 from golem.errors import GolemError
 from golem.experts import Expert
 from golem.plugins import load_plugins
 from golem.registry import Registry
 from golem.sensors import Sensor
+from golem.runtime.rollout import EpisodeResult, HumanPolicy, Observer, Policy, Tic, run_episode
 from golem.runtime.session import Session
 from golem.settings import GolemSettings
 from golem.data.store import EpisodeMeta, TrajectoryStore
@@ -88,104 +91,99 @@ def resolve_expert(settings: GolemSettings, registry: Registry, name: str, scena
     return cls, scenario
 
 
-def play_episode(
-    session: Session,
-    seed: int,
-    act: Callable[[Any, Any], list[int]] | None,
-    max_steps: int | None = None,
-) -> tuple[dict[str, np.ndarray], dict[str, float]]:
-    """Play one episode and return its arrays and end-of-episode counters.
+class Recorder(Observer):
+    """The rollout observer that records an episode: every tic's sensors, label buttons and reward.
 
-    The sensors read each tic's state on a helper thread while this thread
-    acts and the engine (another process; ``make_action`` releases the GIL)
-    computes the next tic; the helper also writes each step into arrays sized
-    for the whole episode (the episode timeout, else grown by doubling), so no
-    stacking is left for the end. It takes the states in order and the
-    engine's state arrays are copies, so the arrays equal those of reading
-    each state before acting.
+    The sensors read each tic's state on a helper thread while the loop's
+    thread decides and the engine (another process; ``make_action`` releases
+    the GIL) computes the tic; the helper writes each step into arrays sized
+    for the whole episode (``max_steps`` or the engine's time-out, else grown
+    by doubling), so nothing is stacked at the end. It takes the states in
+    order and the engine's state arrays are copies, so the arrays equal those
+    of reading each state before acting.
 
-    Args:
-        session: a started session; its sensors are read every tic.
-        seed: engine seed for this episode.
-        act: ``act(game, state) -> list[int]`` for a scripted policy, or ``None``
-            for spectator mode (a human plays; the engine reports the buttons).
-        max_steps: cut the episode after this many tics.
-
-    Returns:
-        ``arrays``: ``actions`` uint8 ``[T, A]``, ``rewards`` float32 ``[T]`` and one
-        ``[T, *shape]`` array per sensor key; ``counters``: ``kills``, ``health``,
-        ``tics`` (survival) and ``dead`` (0/1) at the end.
+    After the episode, :attr:`arrays` holds ``actions`` uint8 ``[T, A]`` (the
+    *label* buttons), ``rewards`` float32 ``[T]`` and one ``[T, *shape]`` array
+    per sensor key of the session.
     """
 
-    import vizdoom as vzd
+    #: States waiting for the sensors, at most (about 100 KB each).
+    BACKLOG = 64
 
-    game = session.game
-    session.new_episode(seed)
-    bounds = [n for n in (max_steps, int(game.get_episode_timeout())) if n]
-    capacity = min(bounds) if bounds else 1024  # steps the first arrays hold
-    columns: dict[str, np.ndarray] = {}  # sensor key → [capacity, *shape]
-    states: queue.SimpleQueue[Any] = queue.SimpleQueue()
-    backlog = 64  # states waiting for the sensors, at most (about 100 KB each)
-    failed: list[BaseException] = []
+    def __init__(self, max_steps: int | None = None) -> None:
+        self.max_steps = max_steps
+        self.arrays: dict[str, np.ndarray] = {}
+        self._thread: threading.Thread | None = None
 
-    def keep(key: str, t: int, value: np.ndarray) -> None:
-        column = columns.get(key)
+    def begin(self, session: Session, seed: int) -> None:
+        bounds = [n for n in (self.max_steps, int(session.game.get_episode_timeout())) if n]
+        self._capacity = min(bounds) if bounds else 1024  # steps the first arrays hold
+        self._sensors = list(session.sensors)
+        self._columns: dict[str, np.ndarray] = {}  # sensor key → [capacity, *shape]
+        self._states: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._failed: list[BaseException] = []
+        self._actions: list[list[int]] = []
+        self._rewards: list[float] = []
+        self.arrays = {}
+        self._thread = threading.Thread(target=self._read_sensors, name="golem-sensors", daemon=True)
+        self._thread.start()
+
+    def _keep(self, key: str, t: int, value: np.ndarray) -> None:
+        column = self._columns.get(key)
         if column is None or t == len(column):  # first step, or full: double
-            grown = np.empty((capacity if column is None else 2 * t, *value.shape), dtype=value.dtype)
+            grown = np.empty((self._capacity if column is None else 2 * t, *value.shape), dtype=value.dtype)
             if column is not None:
                 grown[:t] = column
-            column = columns[key] = grown
+            column = self._columns[key] = grown
         column[t] = value
 
-    def read_sensors() -> None:
+    def _read_sensors(self) -> None:
         t = 0
-        while (state := states.get()) is not None:
+        while (state := self._states.get()) is not None:
             try:
-                if not failed:
-                    for sensor in session.sensors:
-                        keep(sensor.key, t, sensor.extract(state))
+                if not self._failed:
+                    for sensor in self._sensors:
+                        self._keep(sensor.key, t, sensor.extract(state))
                     t += 1
-            except BaseException as exc:  # raised in the caller's thread below
-                failed.append(exc)
+            except BaseException as exc:  # raised in the loop's thread by before_tic / end
+                self._failed.append(exc)
 
-    reader = threading.Thread(target=read_sensors, name="golem-sensors", daemon=True)
-    reader.start()
-    actions: list[list[int]] = []
-    rewards: list[float] = []
-    try:
-        while not game.is_episode_finished() and not failed:
-            state = game.get_state()
-            while states.qsize() >= backlog and not failed:  # the sensors fell behind: let them catch up
-                time.sleep(0.001)
-            action = act(game, state) if act is not None else None
-            states.put(state)  # queued just before the engine runs, so the two threads rarely want the GIL at once
-            if action is None:
-                game.advance_action(1)
-                action = [int(v != 0) for v in game.get_last_action()]
-                reward = float(game.get_last_reward())
-            else:
-                reward = session.act(action)
-            actions.append(action)
-            rewards.append(reward)
-            if max_steps is not None and len(actions) >= max_steps:
-                break
-    finally:
-        states.put(None)
-        reader.join()
-    if failed:
-        raise failed[0]
-    if not actions:
-        raise GolemError(f"episode with seed {seed} ended before its first tic")
-    arrays = {key: column[: len(actions)] for key, column in columns.items()}
-    arrays["actions"] = np.asarray(actions, dtype=np.uint8)
-    arrays["rewards"] = np.asarray(rewards, dtype=np.float32)
-    counters = {
-        "kills": float(game.get_game_variable(vzd.GameVariable.KILLCOUNT)),
-        "health": float(game.get_game_variable(vzd.GameVariable.HEALTH)),
-        "tics": float(len(actions)),
-        "dead": float(game.is_player_dead()),
-    }
-    return arrays, counters
+    def _raise_failure(self) -> None:
+        if self._failed:
+            raise self._failed[0]
+
+    def before_tic(self, state: Any) -> None:
+        while self._states.qsize() >= self.BACKLOG and not self._failed:  # the sensors fell behind
+            time.sleep(0.001)
+        self._raise_failure()
+        # Queued just before the engine runs, so the two threads rarely want the GIL at once.
+        self._states.put(state)
+
+    def after_tic(self, tic: Tic) -> None:
+        self._actions.append(tic.label)
+        self._rewards.append(tic.reward)
+
+    def _stop(self) -> None:
+        if self._thread is not None:
+            self._states.put(None)
+            self._thread.join()
+            self._thread = None
+
+    def end(self, result: EpisodeResult) -> None:
+        self._stop()
+        self._raise_failure()
+        n = len(self._actions)
+        self.arrays = {key: column[:n] for key, column in self._columns.items()}
+        self.arrays["actions"] = np.asarray(self._actions, dtype=np.uint8)
+        self.arrays["rewards"] = np.asarray(self._rewards, dtype=np.float32)
+
+    def close(self) -> None:
+        self._stop()
+
+
+def episode_counters(result: EpisodeResult) -> dict[str, float]:
+    """End-of-episode counters stored in an episode's metadata: ``kills``, ``health``, ``tics``, ``dead`` (0/1)."""
+    return {"kills": float(result.kills), "health": result.health, "tics": float(result.tics), "dead": float(result.dead)}
 
 
 def _episodes_in_process(
@@ -199,12 +197,11 @@ def _episodes_in_process(
     human = plan.demonstrator == "human"
     configurers = [expert] if expert is not None else []
     with Session(settings, sensors, scenario=scenario, visible=human, spectator=human, configurers=configurers) as session:
+        policy: Policy = expert if expert is not None else HumanPolicy()
         for seed in seeds:
-            act = None
-            if expert is not None:
-                expert.reset(session.game)
-                act = expert.act
-            arrays, counters = play_episode(session, seed, act, plan.max_steps)
+            recorder = Recorder(plan.max_steps)
+            result = run_episode(session, policy, seed, max_steps=plan.max_steps, observers=[recorder])
+            arrays, counters = recorder.arrays, episode_counters(result)
             meta = EpisodeMeta(
                 profile=settings.brain.profile,
                 action_names=list(session.action_names),
@@ -214,6 +211,8 @@ def _episodes_in_process(
                 map=settings.game.doom_map,
                 seed=int(seed),
                 tags=list(plan.tags),
+                terminated=result.terminated,
+                truncated=result.truncated,
                 extra={"expert": plan.expert, **counters} if expert is not None else dict(counters),
             )
             yield Episode(meta=meta, arrays=arrays, counters=counters)
@@ -267,11 +266,12 @@ def record(
         )
     else:
         source = _episodes_in_process(settings, registry, plan, scenario, seeds)
+    rules = array_rules(registry)
     ids: list[int] = []
     started = time.perf_counter()
     try:
         for episode in source:
-            eid = store.write_episode(episode.meta, episode.arrays)
+            eid = store.write_episode(episode.meta, episode.arrays, rules)
             ids.append(eid)
             if on_episode is not None:
                 on_episode(eid, episode)

@@ -39,7 +39,8 @@ from typing import Any
 import numpy as np
 import structlog
 
-from golem.runtime.agent import Agent, EpisodeResult, check_compatible, latency_summary, load_agent, run_episode
+from golem.runtime.agent import Agent, check_compatible, latency_summary, load_agent
+from golem.runtime.rollout import EpisodeResult, run_episode
 from golem.learning.checkpoints import load_checkpoint
 from golem.errors import GolemError
 from golem.logs import configure_logging

@@ -7,7 +7,6 @@ model can be rebuilt from its file alone (:meth:`ModelSpec.from_metadata`).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -15,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from golem.errors import GolemError
 from golem.profiles import PROFILES
 from golem.sensors import Sensor
-from golem.settings import BrainSettings, DSPSettings, GolemSettings
+from golem.settings import BrainSettings, GolemSettings, section
 
 if TYPE_CHECKING:
     from golem.registry import Registry
@@ -41,8 +40,9 @@ class ModelSpec:
         model: model component name (``cfc``, ``lstm``).
         profile: action profile name.
         action_names: one name per action (empty when unknown, else length ``n_actions``).
-        dsp: audio front-end settings (``brain.dsp`` as a dict); ``None`` takes them from the
-            sensors' settings, a different value is an error.
+        sensor_settings: the sensors' own settings sections, ``{dotted key: values}``
+            (the audio sensor's ``brain.dsp``); ``None`` takes them from the settings the
+            sensors were built with, a different value is an error.
     """
 
     sensors: list[Sensor]
@@ -52,7 +52,7 @@ class ModelSpec:
     model: str = "cfc"
     profile: str = "basic"
     action_names: tuple[str, ...] = ()
-    dsp: dict[str, Any] | None = None
+    sensor_settings: dict[str, dict[str, Any]] | None = None
 
     def __post_init__(self) -> None:
         self.sensors = list(self.sensors)
@@ -84,15 +84,14 @@ class ModelSpec:
                 )
 
     def _agree_with_sensor_settings(self) -> None:
-        """Fill ``cortical_depth``/``dsp`` from the sensors' settings, or check they agree with them.
+        """Fill ``cortical_depth``/``sensor_settings`` from the sensors' settings, or check they agree with them.
 
         A checkpoint records these values and rebuilds the sensors from them, so a
         spec that disagrees with how its sensors were built would not round-trip.
         """
         brains = [s.settings.brain for s in self.sensors if hasattr(getattr(s, "settings", None), "brain")]
         depths = {b.cortical_depth for b in brains}
-        dsps = {json.dumps(b.dsp.model_dump(mode="json"), sort_keys=True) for b in brains}
-        if len(depths) > 1 or len(dsps) > 1:
+        if len(depths) > 1:
             raise GolemError("the sensors of one model were built with different brain settings")
         if self.cortical_depth is None:
             self.cortical_depth = depths.pop() if depths else BrainSettings().cortical_depth
@@ -101,15 +100,28 @@ class ModelSpec:
                 f"cortical_depth={self.cortical_depth} but the sensors were built with "
                 f"brain.cortical_depth={depths.pop()}"
             )
-        if self.dsp is None:
-            self.dsp = json.loads(dsps.pop()) if dsps else DSPSettings().model_dump(mode="json")
+        built: dict[str, dict[str, Any]] = {}  # what the sensors were built with
+        models: dict[str, Any] = {}
+        for sensor in self.sensors:
+            model = getattr(sensor, "settings_model", None)
+            if model is None:
+                continue
+            values = section(getattr(sensor, "settings", None) or GolemSettings.model_construct(), model)
+            built[model.key], models[model.key] = values.model_dump(mode="json"), model
+        if self.sensor_settings is None:
+            self.sensor_settings = built
             return
-        try:
-            self.dsp = DSPSettings.model_validate(self.dsp).model_dump(mode="json")
-        except Exception as exc:  # pydantic ValidationError: keep it one line
-            raise GolemError(f"invalid dsp settings {self.dsp}: {str(exc).splitlines()[0]}") from None
-        if dsps and self.dsp != json.loads(next(iter(dsps))):
-            raise GolemError(f"dsp={self.dsp} but the sensors were built with brain.dsp={next(iter(dsps))}")
+        given: dict[str, dict[str, Any]] = {}
+        for key, values in self.sensor_settings.items():
+            if key not in models:
+                continue  # a section no enabled sensor owns (e.g. an older sensor's): nothing to agree with
+            try:
+                given[key] = models[key].model_validate(values).model_dump(mode="json")
+            except Exception as exc:  # pydantic ValidationError: keep it one line
+                raise GolemError(f"invalid {key} settings {values}: {str(exc).splitlines()[0]}") from None
+            if given[key] != built[key]:
+                raise GolemError(f"{key}={given[key]} but the sensors were built with {key}={built[key]}")
+        self.sensor_settings = {**built, **given}
 
     # --- structure ---------------------------------------------------------
 
@@ -149,7 +161,6 @@ class ModelSpec:
             model=brain.model,
             profile=brain.profile,
             action_names=tuple(actions),
-            dsp=brain.dsp.model_dump(mode="json"),
         )
 
     def to_metadata(self) -> dict[str, Any]:
@@ -164,13 +175,14 @@ class ModelSpec:
             "sensor_shapes": {s.name: list(s.shape) for s in self.sensors},
             "working_memory": self.working_memory,
             "cortical_depth": self.cortical_depth,
-            "dsp": dict(self.dsp),
+            "sensor_settings": {k: dict(v) for k, v in (self.sensor_settings or {}).items()},
         }
 
     def settings(self) -> GolemSettings:
         """Settings whose ``brain`` group matches this spec (defaults elsewhere; the environment is not read)."""
         return brain_settings(
-            self.model, self.sensor_names, self.working_memory, self.cortical_depth, self.profile, self.dsp
+            self.model, self.sensor_names, self.working_memory, self.cortical_depth, self.profile,
+            self.sensor_settings or {},
         )
 
     @classmethod
@@ -192,8 +204,11 @@ class ModelSpec:
             )
         model, names = str(meta["model"]), [str(n) for n in meta["sensors"]]
         working_memory, cortical_depth = int(meta["working_memory"]), int(meta.get("cortical_depth", 3))
-        profile, dsp = str(meta.get("profile", "basic")), dict(meta.get("dsp") or {})  # {}: defaults
-        settings = brain_settings(model, names, working_memory, cortical_depth, profile, dsp)
+        profile = str(meta.get("profile", "basic"))
+        sections = {str(k): dict(v) for k, v in (meta.get("sensor_settings") or {}).items()}
+        if meta.get("dsp") and "brain.dsp" not in sections:  # checkpoints from before sensors owned their settings
+            sections["brain.dsp"] = dict(meta["dsp"])
+        settings = brain_settings(model, names, working_memory, cortical_depth, profile, sections)
         sensors = [registry.get("sensors", name).obj(settings) for name in names]
         shapes = meta.get("sensor_shapes") or {}
         for sensor in sensors:
@@ -211,7 +226,6 @@ class ModelSpec:
             model=model,
             profile=profile,
             action_names=tuple(meta.get("action_names") or ()),
-            dsp=dsp or None,
         )
 
 
@@ -221,9 +235,11 @@ def brain_settings(
     working_memory: int,
     cortical_depth: int,
     profile: str,
-    dsp: Mapping[str, Any],
+    sections: Mapping[str, Mapping[str, Any]],
 ) -> GolemSettings:
-    """Settings with the given ``brain`` group and defaults elsewhere; ``GOLEM_*`` is not read.
+    """Settings with the given ``brain`` group and sensor sections (``{dotted key: values}``), defaults elsewhere.
+
+    ``GOLEM_*`` is not read.
 
     Sensors are built from these when a model is rebuilt from metadata, so a
     checkpoint means the same network whatever the environment says.
@@ -236,11 +252,17 @@ def brain_settings(
     }
     if profile in PROFILES:
         brain["profile"] = profile
-    if dsp:
-        brain["dsp"] = dict(dsp)
+    tree: dict[str, Any] = {"brain": brain}
+    for key, values in sections.items():
+        *path, name = key.split(".")
+        node = tree
+        for part in path:
+            node = node.setdefault(part, {})
+        node[name] = dict(values)
     try:
         # model_construct: GolemSettings' own validation would merge GOLEM_* variables in.
-        return GolemSettings.model_construct(brain=BrainSettings.model_validate(brain))
+        groups = {name: GolemSettings.model_fields[name].annotation.model_validate(value) for name, value in tree.items()}
+        return GolemSettings.model_construct(**groups)
     except Exception as exc:  # pydantic ValidationError: keep it one line
         raise GolemError(f"model metadata holds invalid brain settings: {str(exc).splitlines()[0]}") from None
 

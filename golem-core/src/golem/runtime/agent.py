@@ -1,10 +1,10 @@
-"""The one sense→act loop of live play: sensors → tensors → ``model.step`` with carried ``hx`` → buttons.
+"""A trained model as a policy: sensors → tensors → ``model.step`` with carried ``hx`` → buttons.
 
-Live play, evaluation (and later DAgger and multiplayer) drive the engine
-through :func:`run_episode`. The engine runs in synchronous ``Mode.PLAYER``:
-each :meth:`Session.act` advances exactly one tic, so the engine's clock paces
-the loop and nothing sleeps. An :class:`Agent` carries the recurrent state
-``hx`` from tic to tic and zeroes it at a new episode and on death.
+An :class:`Agent` is a :class:`golem.runtime.rollout.Policy`: live play,
+evaluation, DAgger and multiplayer run it through
+:func:`golem.runtime.rollout.run_episode`, which resets it (zeroing ``hx``) at
+a new episode and after a death. It carries the recurrent state from tic to
+tic; the engine's clock paces the loop and nothing sleeps.
 
 Per-tic decision time is kept in the agent, in nanoseconds:
 
@@ -18,10 +18,9 @@ Their sum is the time the agent adds to a tic; the engine's own tic is not in it
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import structlog
@@ -97,8 +96,8 @@ class Agent:
         threads: ``torch.set_num_threads`` for this process (``None``: leave it).
 
     Attributes:
-        sense_ns: per decision, nanoseconds spent extracting sensors (filled by :func:`run_episode`).
-        decide_ns: per decision, nanoseconds from stored arrays to the button list (:meth:`act`).
+        sense_ns: per decision, nanoseconds spent extracting sensors (:meth:`sense`).
+        decide_ns: per decision, nanoseconds from stored arrays to the button list (:meth:`decide`).
         last_probs: the last decision's button probabilities, float ``[A]``.
         metadata: the checkpoint's metadata when loaded by :func:`load_agent`.
     """
@@ -126,16 +125,22 @@ class Agent:
         self.decide_ns: list[int] = []
         self.last_probs: np.ndarray = np.zeros(spec.n_actions, dtype=np.float32)
         self.metadata: dict[str, Any] = {}
+        self._session_sensors: list[Sensor] = []
 
     # --- compatibility -----------------------------------------------------
 
     def check_session(self, session: Session) -> None:
-        """Fail with one line unless ``session`` presses the model's buttons and reads its sensors."""
+        """Fail with one line unless ``session`` presses the model's buttons and reads its sensors.
+
+        Binds the session's sensors the model reads, which :meth:`act` extracts every tic.
+        """
         check_compatible(self.spec, session.settings.brain.profile, session.action_names, session.sensors)
+        wanted = set(self.spec.sensor_names)
+        self._session_sensors = [s for s in session.sensors if s.name in wanted]
 
     # --- state -------------------------------------------------------------
 
-    def reset(self) -> None:
+    def reset(self, game: Any = None) -> None:
         """Zero the carried state (new episode, death)."""
         self._hx = None
 
@@ -146,7 +151,17 @@ class Agent:
 
     # --- acting ------------------------------------------------------------
 
-    def act(self, observation: Mapping[str, np.ndarray]) -> list[int]:
+    def act(self, game: Any, state: Any) -> list[int]:
+        """The policy step: extract the bound sensors from ``state``, then :meth:`decide`.
+
+        Raises:
+            GolemError: :meth:`check_session` was not called first.
+        """
+        if not self._session_sensors:
+            raise GolemError("agent is not bound to a session: call check_session(session) before playing")
+        return self.decide(self.sense(state, self._session_sensors))
+
+    def decide(self, observation: Mapping[str, np.ndarray]) -> list[int]:
         """One tic's buttons from one stored step per sensor.
 
         Args:
@@ -203,112 +218,6 @@ def latency_summary(sense_ns: Sequence[int], decide_ns: Sequence[int]) -> dict[s
     return out
 
 
-class ScriptedPolicy(Protocol):
-    """A policy that reads the engine directly: the experts and the random baseline."""
-
-    def reset(self, game: Any) -> None: ...
-
-    def act(self, game: Any, state: Any) -> list[int]: ...
-
-
-@dataclass(frozen=True)
-class EpisodeResult:
-    """What happened in one episode.
-
-    Attributes:
-        policy: who played (``model``, ``random``, an expert's name).
-        seed: the engine seed.
-        episode_return: the scenario's total reward.
-        tics: tics played (survival time; 35 tics = 1 s), capped by ``max_steps``.
-        kills: monsters killed (``KILLCOUNT``).
-        health: health at the end.
-        dead: the player was dead at the end.
-        deaths: deaths during the episode (respawns only happen in multiplayer).
-    """
-
-    policy: str
-    seed: int
-    episode_return: float
-    tics: int
-    kills: int
-    health: float
-    dead: bool
-    deaths: int
-
-    def as_dict(self) -> dict[str, Any]:
-        """The result as a JSON-ready dict."""
-        return asdict(self)
-
-
-def run_episode(
-    session: Session,
-    policy: Agent | ScriptedPolicy,
-    seed: int,
-    *,
-    max_steps: int | None = None,
-    on_state: Callable[[Any], None] | None = None,
-) -> EpisodeResult:
-    """Play one episode of ``session`` with ``policy``; the engine's tic is the clock (no sleeps).
-
-    Args:
-        session: a started session (synchronous player mode).
-        policy: an :class:`Agent` (reads the session's sensors) or a scripted
-            policy (``reset(game)``, ``act(game, state)``).
-        seed: engine seed; two policies given one seed meet the same episode start.
-        max_steps: stop after this many tics (``None``: the scenario's own timeout).
-        on_state: called with each tic's ``vizdoom.GameState`` before acting
-            (``state.screen_buffer``: uint8 ``[H, W, 3]``), e.g. to write video.
-
-    Returns:
-        The :class:`EpisodeResult`. An agent's ``hx`` is zeroed at the start and on every death.
-    """
-    import vizdoom as vzd
-
-    game = session.game
-    session.new_episode(seed)
-    agent = policy if isinstance(policy, Agent) else None
-    if agent is not None:
-        agent.reset()
-        wanted = set(agent.spec.sensor_names)
-        sensors = [s for s in session.sensors if s.name in wanted]  # the model's only
-    else:
-        policy.reset(game)
-    tics = deaths = 0
-    while not game.is_episode_finished():
-        if game.is_player_dead():  # multiplayer: the episode goes on after a death
-            deaths += 1
-            if agent is not None:
-                agent.reset()
-            game.respawn_player()
-            continue
-        state = game.get_state()
-        if on_state is not None:
-            on_state(state)
-        if agent is not None:
-            action = agent.act(agent.sense(state, sensors))
-        else:
-            action = policy.act(game, state)
-        session.act(action)
-        tics += 1
-        if max_steps is not None and tics >= max_steps:
-            break
-    dead = bool(game.is_player_dead())
-    result = EpisodeResult(
-        policy=getattr(policy, "name", type(policy).__name__),
-        seed=int(seed),
-        episode_return=float(game.get_total_reward()),
-        tics=tics,
-        kills=int(game.get_game_variable(vzd.GameVariable.KILLCOUNT)),
-        health=float(game.get_game_variable(vzd.GameVariable.HEALTH)),
-        dead=dead,
-        deaths=deaths + int(dead),
-    )
-    if agent is not None and dead:
-        agent.reset()
-    log.debug("episode_played", **result.as_dict())
-    return result
-
-
 def trained_scenario(metadata: Mapping[str, Any]) -> str | None:
     """The scenario a checkpoint was trained on, if its metadata says so.
 
@@ -356,9 +265,6 @@ __all__ = [
     "load_agent",
     "trained_scenario",
     "trained_threshold",
-    "EpisodeResult",
-    "ScriptedPolicy",
     "check_compatible",
     "latency_summary",
-    "run_episode",
 ]

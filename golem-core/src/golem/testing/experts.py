@@ -2,10 +2,32 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from golem.experts import Expert
 from golem.profiles import PROFILES
+from golem.runtime.rollout import run_episode
 from golem.runtime.session import Session
 from golem.settings import GolemSettings
+
+
+class _CheckedExpert:
+    """Plays an expert through the rollout loop, checking and keeping every action it gives."""
+
+    def __init__(self, expert: Any, n_actions: int) -> None:
+        self.expert, self.n_actions, self.name = expert, n_actions, expert.name
+        self.actions: list[list[int]] = []
+
+    def reset(self, game: Any) -> None:
+        self.expert.reset(game)
+
+    def act(self, game: Any, state: Any) -> list[int]:
+        action = self.expert.act(game, state)
+        name = self.name
+        assert len(action) == self.n_actions, f"{name}: act gave {len(action)} values for {self.n_actions} actions"
+        assert all(a in (0, 1) for a in action), f"{name}: act must give 0/1 values, got {action}"
+        self.actions.append(list(action))
+        return list(action)
 
 
 def assert_expert_contract(
@@ -33,17 +55,10 @@ def assert_expert_contract(
     expert = expert_cls(names)
     for _ in range(2):
         expert = expert_cls(names)
-        actions: list[list[int]] = []
+        checked = _CheckedExpert(expert, len(names))
         with Session(settings, scenario=scenarios[0], seed=seed, configurers=[expert]) as session:
-            session.new_episode(seed)
-            expert.reset(session.game)
-            while len(actions) < tics and not session.episode_finished:
-                action = expert.act(session.game, session.game.get_state())
-                assert len(action) == len(names), f"{expert_cls.name}: act gave {len(action)} values for {len(names)} actions"
-                assert all(a in (0, 1) for a in action), f"{expert_cls.name}: act must give 0/1 values, got {action}"
-                actions.append(list(action))
-                session.act(action)
-        runs.append(actions)
+            run_episode(session, checked, seed, max_steps=tics)
+        runs.append(checked.actions)
     assert runs[0], f"{expert_cls.name}: the episode ended before the first tic"
     assert runs[0] == runs[1], f"{expert_cls.name}: the same seed gave different actions"
     return expert

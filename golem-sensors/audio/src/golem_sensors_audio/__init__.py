@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from golem import hookimpl
-from golem_sensors_audio.sensor import AudioSensor
+from golem_sensors_audio.sensor import AudioSensor, DSPSettings
 
-__all__ = ["AudioSensor", "register_sensors"]
+__all__ = ["AudioSensor", "DSPSettings", "register_sensors"]
 
 
 @hookimpl

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
+from pydantic import Field
 
 from golem.sensors import Sensor
+from golem.settings import ComponentSettings, section
 
 TICRATE = 35
 #: Tics of audio in each step's buffer (a sliding window ending at the current tic).
@@ -51,6 +53,16 @@ def _cast(x: np.ndarray, dtype: np.dtype[Any]) -> np.ndarray:
     return x.astype(dtype)
 
 
+class DSPSettings(ComponentSettings):
+    """``brain.dsp``: the audio front end, the Mel spectrogram computed inside the network."""
+
+    key = "brain.dsp"
+    sample_rate: Literal[11025, 22050, 44100] = Field(22050, description="engine audio sampling rate, Hz")
+    n_fft: int = Field(512, ge=16, le=8192, description="STFT window, samples")
+    hop_length: int = Field(128, ge=1, le=8192, description="STFT hop, samples")
+    n_mels: int = Field(32, ge=4, le=256, description="Mel bands")
+
+
 class AudioSensor(Sensor):
     """Stereo engine audio (``brain.dsp.sample_rate`` Hz, the last 4 tics).
 
@@ -63,16 +75,37 @@ class AudioSensor(Sensor):
     name = "audio"
     key = "audios"
     dtype = np.dtype(np.float16)
+    step_shape = (2, None)
+
+    @classmethod
+    def from_legacy(cls, source: str, array: np.ndarray) -> np.ndarray:
+        """Seed-layout ``[T, 2, N]`` or ``[T, N, 2]`` float → float16 ``[T, 2, N]``."""
+        from golem.errors import GolemError
+
+        if array.ndim != 3 or 2 not in array.shape[1:]:
+            raise GolemError(f"{source}: 'audios' must be [T, 2, N] or [T, N, 2], got {list(array.shape)}")
+        if array.dtype.kind != "f":
+            raise GolemError(f"{source}: 'audios' must be float, got {array.dtype}")
+        if array.shape[1] != 2:
+            array = array.transpose(0, 2, 1)
+        return np.ascontiguousarray(array.astype(np.float16))
+
+    settings_model = DSPSettings
+
+    @property
+    def dsp(self) -> DSPSettings:
+        """This sensor's ``brain.dsp`` section."""
+        return section(self.settings, DSPSettings)
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return (2, samples_per_step(self.settings.brain.dsp.sample_rate))
+        return (2, samples_per_step(self.dsp.sample_rate))
 
     def configure(self, game: Any) -> None:
         import vizdoom as vzd
 
         game.set_audio_buffer_enabled(True)
-        game.set_audio_sampling_rate(getattr(vzd.SamplingRate, f"SR_{self.settings.brain.dsp.sample_rate}"))
+        game.set_audio_sampling_rate(getattr(vzd.SamplingRate, f"SR_{self.dsp.sample_rate}"))
         game.set_audio_buffer_size(BUFFER_TICS)
 
     def _read(self, state: Any) -> np.ndarray | None:
@@ -93,7 +126,7 @@ class AudioSensor(Sensor):
         """``[N, 2 + extra_channels, samples]`` → ``[N, 128]`` via Mel spectrogram (dB) and a 2-D conv stack."""
         from golem_sensors_audio.cortex import AudioCortex
 
-        dsp = self.settings.brain.dsp
+        dsp = self.dsp
         return AudioCortex(
             2 + extra_channels, sample_rate=dsp.sample_rate, n_fft=dsp.n_fft, hop_length=dsp.hop_length, n_mels=dsp.n_mels
         )

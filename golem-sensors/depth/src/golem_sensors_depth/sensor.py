@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from golem.builtin.visual import SIZE, bilinear_resize_uint8
+from golem.images import legacy_image
 from golem.sensors import Sensor
 
 
@@ -22,6 +23,12 @@ class DepthSensor(Sensor):
     key = "depths"
     dtype = np.dtype(np.uint8)
     joins = "visual"
+    step_shape = (1, None, None)
+
+    @classmethod
+    def from_legacy(cls, source: str, array: np.ndarray) -> np.ndarray:
+        """Seed-layout ``[T, H, W]`` or ``[T, 1, H, W]``, uint8 or float in ``[0, 1]`` → uint8 ``[T, 1, H, W]``."""
+        return legacy_image(source, cls.key, array, channels=1)
 
     @property
     def shape(self) -> tuple[int, ...]:

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from golem.builtin.visual import SIZE, conv_cortex, nearest_resize
+from golem.images import legacy_image
 from golem.sensors import Sensor
 
 #: Labels-buffer values of the static scene. Since ViZDoom 1.3 the buffer marks
@@ -28,6 +29,12 @@ class ThermalSensor(Sensor):
     name = "thermal"
     key = "thermals"
     dtype = np.dtype(np.uint8)
+    step_shape = (1, None, None)
+
+    @classmethod
+    def from_legacy(cls, source: str, array: np.ndarray) -> np.ndarray:
+        """Seed-layout ``[T, H, W]`` or ``[T, 1, H, W]``, uint8 or float in ``[0, 1]`` → uint8 ``[T, 1, H, W]``."""
+        return legacy_image(source, cls.key, array, channels=1)
 
     @property
     def shape(self) -> tuple[int, ...]:

@@ -12,7 +12,6 @@ from golem.builtin.experts.defend_the_center import DefendTheCenterExpert
 from golem.builtin.experts.health_gathering import HealthGatheringExpert
 from golem.builtin.experts.my_way_home import MyWayHomeExpert
 from golem.builtin.experts.random_policy import RandomPolicy
-from golem.builtin.experts.rollout import EpisodeStats, play_episode
 from golem.builtin.experts.take_cover import TakeCoverExpert
 from golem.experts import Expert
 
@@ -25,10 +24,8 @@ __all__ = [
     "EXPERTS",
     "BasicExpert",
     "DefendTheCenterExpert",
-    "EpisodeStats",
     "HealthGatheringExpert",
     "MyWayHomeExpert",
     "RandomPolicy",
     "TakeCoverExpert",
-    "play_episode",
 ]

@@ -10,7 +10,6 @@
 from golem.data.store.lmdb_store import DEFAULT_CHUNK_STEPS, MAP_SIZE, StoreReader, StoreStats, TrajectoryStore
 from golem.data.store.schema import (
     SCHEMA_VERSION,
-    SENSOR_KEYS,
     SOURCES,
     ArraySpec,
     EpisodeInfo,
@@ -22,7 +21,6 @@ __all__ = [
     "DEFAULT_CHUNK_STEPS",
     "MAP_SIZE",
     "SCHEMA_VERSION",
-    "SENSOR_KEYS",
     "SOURCES",
     "ArraySpec",
     "EpisodeInfo",

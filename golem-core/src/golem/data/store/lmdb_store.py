@@ -23,13 +23,15 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import lmdb
 import numpy as np
 import structlog
 
 from golem.errors import GolemError
+if TYPE_CHECKING:
+    from golem.data.arrays import ArrayRule
 from golem.data.store.schema import SCHEMA_VERSION, ArraySpec, EpisodeInfo, EpisodeMeta, normalise_arrays, utc_now
 
 log = structlog.get_logger(__name__)
@@ -297,7 +299,9 @@ class TrajectoryStore:
 
     # --- writing ---------------------------------------------------------
 
-    def write_episode(self, meta: EpisodeMeta, arrays: Mapping[str, np.ndarray]) -> int:
+    def write_episode(
+        self, meta: EpisodeMeta, arrays: Mapping[str, np.ndarray], rules: Mapping[str, ArrayRule] | None = None
+    ) -> int:
         """Validate and append one episode in a single write transaction; returns its id.
 
         Args:
@@ -308,12 +312,14 @@ class TrajectoryStore:
                 arrays (``frames`` uint8 ``[T, 3, H, W]``, ``depths``/``thermals``
                 uint8 ``[T, 1, H, W]``, ``audios`` float16 ``[T, 2, N]``) and any
                 other numeric array.
+            rules: the sensors' array rules (:func:`golem.data.arrays.array_rules`) the
+                arrays are checked against; without them only ``actions`` and ``rewards`` are.
 
         Raises:
             GolemError: bad input (nothing written) or a read-only store.
         """
         self._require_writable()
-        arrays = normalise_arrays(meta, arrays)
+        arrays = normalise_arrays(meta, arrays, rules)
         T = int(arrays["actions"].shape[0])
         meta.length = T
         meta.total_return = float(arrays["rewards"].sum(dtype=np.float64))

@@ -2,14 +2,16 @@
 
 Accepted on import (``T`` steps):
 
-* ``frames``   ``[T, 64, 64, 3]`` or ``[T, 3, 64, 64]``, uint8 or float in ``[0, 1]``
-  → stored uint8 ``[T, 3, 64, 64]``;
 * ``actions``  ``[T, A]`` 0/1 (bool, int or float; floats are thresholded at 0.5)
   → uint8, ``A`` must equal the profile's action count;
-* ``depths`` / ``thermals`` ``[T, 64, 64]`` or ``[T, 1, 64, 64]``, uint8 or float in ``[0, 1]``
-  → uint8 ``[T, 1, 64, 64]``;
-* ``audios``   ``[T, 2, N]`` or ``[T, N, 2]`` → float16 ``[T, 2, N]``;
+* every array a registered sensor owns, converted by that sensor
+  (:meth:`golem.sensors.Sensor.from_legacy`): with the shipped sensors ``frames``
+  ``[T, 64, 64, 3]`` or ``[T, 3, 64, 64]``, uint8 or float in ``[0, 1]`` → uint8
+  ``[T, 3, 64, 64]``; ``depths`` / ``thermals`` ``[T, 64, 64]`` or ``[T, 1, 64, 64]``
+  → uint8 ``[T, 1, 64, 64]``; ``audios`` ``[T, 2, N]`` or ``[T, N, 2]`` → float16 ``[T, 2, N]``;
 * optional ``rewards`` ``[T]`` and ``meta`` (a 0-d JSON string written by export).
+
+Any other array is kept as it is and reported (a warning naming it), never dropped.
 
 A file whose name contains ``recovery`` is a recovery episode.
 
@@ -24,7 +26,7 @@ from __future__ import annotations
 
 import json
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,11 +37,13 @@ import structlog
 from golem.atomic import atomic_write
 from golem.errors import GolemError
 from golem.data.store.lmdb_store import TrajectoryStore
-from golem.data.store.schema import SENSOR_KEYS, EpisodeInfo, EpisodeMeta, utc_now
+from golem.data.arrays import ArrayRule, sensor_keys
+from golem.data.store.schema import EpisodeInfo, EpisodeMeta, utc_now
 
 log = structlog.get_logger(__name__)
 
-MODALITIES = ("frames", "depths", "thermals", "audios")
+#: Arrays of a seed-layout file that are not sensor arrays.
+_OWN_KEYS = ("actions", "rewards", "meta")
 
 
 @dataclass(frozen=True)
@@ -56,8 +60,12 @@ class ImportOptions:
     tags: Sequence[str] = ()
 
 
-def load_npz(path: str | Path, options: ImportOptions) -> tuple[EpisodeMeta, dict[str, np.ndarray]]:
+def load_npz(
+    path: str | Path, options: ImportOptions, rules: Mapping[str, ArrayRule]
+) -> tuple[EpisodeMeta, dict[str, np.ndarray]]:
     """Read and check one ``.npz``; returns the episode's metadata and arrays in stored layout.
+
+    ``rules`` are the registered sensors' arrays (:func:`golem.data.arrays.array_rules`).
 
     Raises:
         GolemError: one line naming the file and the problem (unreadable or
@@ -69,14 +77,21 @@ def load_npz(path: str | Path, options: ImportOptions) -> tuple[EpisodeMeta, dic
     name = path.name
     if "actions" not in raw:
         raise GolemError(f"{name}: no 'actions' array (has {', '.join(sorted(raw)) or 'nothing'})")
+    keys = sensor_keys(rules)
     for sensor in options.sensors:
-        key = SENSOR_KEYS.get(sensor)
+        key = keys.get(sensor)
         if key is not None and key not in raw:
             raise GolemError(f"{name}: settings enable sensor {sensor!r} but the file has no {key!r} array")
     arrays: dict[str, np.ndarray] = {"actions": _actions(name, raw["actions"], options)}
-    for key in MODALITIES:  # every modality in the file is kept, enabled or not
-        if key in raw:
-            arrays[key] = _modality(name, key, raw[key])
+    for key, value in raw.items():  # every sensor array in the file is kept, enabled or not
+        if key in rules:
+            arrays[key] = rules[key].owner.from_legacy(name, value)
+        elif key not in _OWN_KEYS:
+            if value.dtype.kind not in "biuf" or value.ndim == 0:
+                raise GolemError(f"{name}: array {key!r} ({value.dtype}, {list(value.shape)}) is no sensor's and not storable")
+            arrays[key] = value
+            log.warning("store.npz_unknown_array", file=name, array=key, shape=list(value.shape),
+                        known=", ".join(sorted(rules)) or "none")
     if "rewards" in raw:
         rewards = np.asarray(raw["rewards"])
         if rewards.ndim != 1 or rewards.dtype.kind not in "biuf":
@@ -88,14 +103,14 @@ def load_npz(path: str | Path, options: ImportOptions) -> tuple[EpisodeMeta, dic
         raise GolemError(f"{name}: arrays have different lengths ({detail})")
     if lengths["actions"] < 1:
         raise GolemError(f"{name}: the recording is empty (0 steps)")
-    meta = _meta(path, raw.get("meta"), options, arrays)
+    meta = _meta(path, raw.get("meta"), options, arrays, keys)
     return meta, arrays
 
 
-def import_npz(store: TrajectoryStore, path: str | Path, options: ImportOptions) -> int:
+def import_npz(store: TrajectoryStore, path: str | Path, options: ImportOptions, rules: Mapping[str, ArrayRule]) -> int:
     """Load, check and write one ``.npz`` as an episode (one transaction); returns its id."""
-    meta, arrays = load_npz(path, options)
-    episode_id = store.write_episode(meta, arrays)
+    meta, arrays = load_npz(path, options, rules)
+    episode_id = store.write_episode(meta, arrays, rules)
     log.info("store.npz_imported", file=str(path), episode=episode_id, steps=meta.length, source=meta.source)
     return episode_id
 
@@ -149,43 +164,10 @@ def _actions(name: str, actions: np.ndarray, options: ImportOptions) -> np.ndarr
     return actions.astype(np.uint8)
 
 
-def _to_uint8(name: str, key: str, arr: np.ndarray) -> np.ndarray:
-    if arr.dtype == np.uint8:
-        return arr
-    if arr.dtype.kind == "f":
-        if arr.size and (np.nanmin(arr) < -1e-3 or np.nanmax(arr) > 1 + 1e-3 or np.isnan(arr).any()):
-            raise GolemError(f"{name}: float {key!r} must lie in [0, 1]")
-        return np.rint(np.clip(arr, 0.0, 1.0) * 255.0).astype(np.uint8)
-    raise GolemError(f"{name}: {key!r} must be uint8 or float in [0, 1], got {arr.dtype}")
-
-
-def _modality(name: str, key: str, arr: np.ndarray) -> np.ndarray:
-    shape = list(arr.shape)
-    if key == "frames":
-        if arr.ndim == 4 and arr.shape[1] == 3:
-            pass
-        elif arr.ndim == 4 and arr.shape[3] == 3:
-            arr = arr.transpose(0, 3, 1, 2)
-        else:
-            raise GolemError(f"{name}: 'frames' must be [T, H, W, 3] or [T, 3, H, W], got {shape}")
-        return np.ascontiguousarray(_to_uint8(name, key, arr))
-    if key in ("depths", "thermals"):
-        if arr.ndim == 3:
-            arr = arr[:, None]
-        elif not (arr.ndim == 4 and arr.shape[1] == 1):
-            raise GolemError(f"{name}: {key!r} must be [T, H, W] or [T, 1, H, W], got {shape}")
-        return np.ascontiguousarray(_to_uint8(name, key, arr))
-    # audios
-    if arr.ndim != 3 or 2 not in arr.shape[1:]:
-        raise GolemError(f"{name}: 'audios' must be [T, 2, N] or [T, N, 2], got {shape}")
-    if arr.dtype.kind != "f":
-        raise GolemError(f"{name}: 'audios' must be float, got {arr.dtype}")
-    if arr.shape[1] != 2:
-        arr = arr.transpose(0, 2, 1)
-    return np.ascontiguousarray(arr.astype(np.float16))
-
-
-def _meta(path: Path, raw_meta: np.ndarray | None, options: ImportOptions, arrays: dict[str, np.ndarray]) -> EpisodeMeta:
+def _meta(
+    path: Path, raw_meta: np.ndarray | None, options: ImportOptions, arrays: dict[str, np.ndarray],
+    keys: Mapping[str, str],
+) -> EpisodeMeta:
     saved: dict[str, Any] = {}
     if raw_meta is not None:
         try:
@@ -204,8 +186,9 @@ def _meta(path: Path, raw_meta: np.ndarray | None, options: ImportOptions, array
         action_names=list(options.action_names),
         scenario=saved.get("scenario", options.scenario),
         map=saved.get("map", options.map),
-        sensors=[s for s, k in SENSOR_KEYS.items() if k in arrays]
-        + [s for s in options.sensors if s not in SENSOR_KEYS],
+        sensors=[s for s in options.sensors if keys.get(s) in arrays]
+        + [s for s, k in keys.items() if k in arrays and s not in options.sensors]
+        + [s for s in options.sensors if s not in keys],
         source=source,
         seed=saved.get("seed", options.seed),
         created=saved.get("created") or utc_now(),

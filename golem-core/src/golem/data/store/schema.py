@@ -9,11 +9,14 @@ from __future__ import annotations
 import datetime as _dt
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from golem.errors import GolemError
+
+if TYPE_CHECKING:
+    from golem.data.arrays import ArrayRule
 
 #: Layout version written at creation; a store newer than this is refused.
 SCHEMA_VERSION = 1
@@ -21,17 +24,11 @@ SCHEMA_VERSION = 1
 SOURCES: tuple[str, ...] = ("human", "expert", "recovery", "agent")
 Source = Literal["human", "expert", "recovery", "agent"]
 
-#: Sensor name → its array name in the store and in ``.npz`` files.
-SENSOR_KEYS: dict[str, str] = {"visual": "frames", "depth": "depths", "thermal": "thermals", "audio": "audios"}
-
-#: Known arrays: required dtype and the fixed parts of one step's shape (``None`` = any size).
-KNOWN_ARRAYS: dict[str, tuple[np.dtype[Any], tuple[int | None, ...]]] = {
+#: The arrays the store itself knows: dtype and the fixed parts of one step's shape. Sensor arrays
+#: come from the registered sensors (:func:`golem.data.arrays.array_rules`).
+CORE_ARRAYS: dict[str, tuple[np.dtype[Any], tuple[int | None, ...]]] = {
     "actions": (np.dtype(np.uint8), (None,)),
     "rewards": (np.dtype(np.float32), ()),
-    "frames": (np.dtype(np.uint8), (3, None, None)),
-    "depths": (np.dtype(np.uint8), (1, None, None)),
-    "thermals": (np.dtype(np.uint8), (1, None, None)),
-    "audios": (np.dtype(np.float16), (2, None)),
 }
 
 
@@ -46,6 +43,9 @@ class EpisodeMeta:
 
     ``length`` (steps) and ``total_return`` (sum of rewards) are filled in by
     :meth:`golem.data.store.TrajectoryStore.write_episode` from the arrays.
+    ``terminated`` (the episode ended by a death or an exit) and ``truncated``
+    (a time-out cut it) are as Gymnasium and Minari count them; ``None`` where
+    the recorder did not know (imports, older stores).
     """
 
     profile: str
@@ -60,6 +60,8 @@ class EpisodeMeta:
     created: str = field(default_factory=utc_now)
     tags: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+    terminated: bool | None = None
+    truncated: bool | None = None
 
     def __post_init__(self) -> None:
         if self.source not in SOURCES:
@@ -151,15 +153,18 @@ class EpisodeInfo:
         )
 
 
-def normalise_arrays(meta: EpisodeMeta, arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+def normalise_arrays(
+    meta: EpisodeMeta, arrays: Mapping[str, np.ndarray], rules: Mapping[str, ArrayRule] | None = None
+) -> dict[str, np.ndarray]:
     """Check an episode's arrays and return them C-contiguous in their stored dtypes.
 
     Rules: every array has the same length ``T >= 1`` on axis 0; ``actions``
     ``[T, A]`` with ``A == len(meta.action_names)`` and values 0/1 (bool, int or
     float 0/1 are cast to uint8); ``rewards`` ``[T]`` (cast to float32; zeros
-    when absent); known sensor arrays have their dtype (float audio is cast to
-    float16) and channel count; every sensor in ``meta.sensors`` with a known
-    key has its array. Any other key is stored as given (numeric dtypes only).
+    when absent); arrays named by ``rules`` (the registered sensors') have their
+    dtype (float to a float dtype is cast) and fixed step sizes; every sensor in
+    ``meta.sensors`` that ``rules`` knows has its array. Any other key is stored
+    as given (numeric dtypes only).
 
     Raises:
         GolemError: one line naming the first problem.
@@ -177,7 +182,7 @@ def normalise_arrays(meta: EpisodeMeta, arrays: Mapping[str, np.ndarray]) -> dic
         if arr.dtype.kind not in "biuf":
             raise GolemError(f"array {name!r} has dtype {arr.dtype}; only bool, integer and float arrays are stored")
         lengths[name] = arr.shape[0]
-        out[name] = _cast(name, arr, meta)
+        out[name] = _cast(name, arr, meta, rules or {})
     if len(set(lengths.values())) != 1:
         detail = ", ".join(f"{k}={v}" for k, v in lengths.items())
         raise GolemError(f"arrays have different lengths: {detail}")
@@ -186,14 +191,15 @@ def normalise_arrays(meta: EpisodeMeta, arrays: Mapping[str, np.ndarray]) -> dic
         raise GolemError("episode is empty (0 steps)")
     if "rewards" not in out:
         out["rewards"] = np.zeros(T, dtype=np.float32)
+    keys = {rule.sensor: key for key, rule in (rules or {}).items()}
     for sensor in meta.sensors:
-        key = SENSOR_KEYS.get(sensor)
+        key = keys.get(sensor)
         if key is not None and key not in out:
             raise GolemError(f"episode lists sensor {sensor!r} but has no {key!r} array")
     return {k: np.ascontiguousarray(v) for k, v in out.items()}
 
 
-def _cast(name: str, arr: np.ndarray, meta: EpisodeMeta) -> np.ndarray:
+def _cast(name: str, arr: np.ndarray, meta: EpisodeMeta, rules: Mapping[str, ArrayRule]) -> np.ndarray:
     if name == "actions":
         if arr.ndim != 2:
             raise GolemError(f"'actions' must be [T, A], got shape {list(arr.shape)}")
@@ -209,15 +215,15 @@ def _cast(name: str, arr: np.ndarray, meta: EpisodeMeta) -> np.ndarray:
         if arr.ndim != 1:
             raise GolemError(f"'rewards' must be [T], got shape {list(arr.shape)}")
         return arr.astype(np.float32, copy=False)
-    known = KNOWN_ARRAYS.get(name)
-    if known is None:
+    rule = rules.get(name)
+    if rule is None:
         return arr
-    dtype, step = known
+    dtype, step = rule.dtype, rule.step_shape
     if arr.ndim != 1 + len(step) or any(w is not None and w != s for w, s in zip(step, arr.shape[1:])):
         want = ["T", *("*" if w is None else str(w) for w in step)]
         raise GolemError(f"{name!r} must be [{', '.join(want)}], got shape {list(arr.shape)}")
     if arr.dtype == dtype:
         return arr
-    if dtype == np.float16 and arr.dtype.kind == "f":
-        return arr.astype(np.float16)
+    if dtype.kind == "f" and arr.dtype.kind == "f":
+        return arr.astype(dtype)
     raise GolemError(f"{name!r} must be {dtype}, got {arr.dtype}")
