@@ -75,7 +75,7 @@ def test_environment_contract(name: str):
     """The real engine's env passes gymnasium's checker (the dream env needs a trained world
     model; golem-worldmodel's own tests check it on a tiny one)."""
     settings = load_settings(environ={}).settings
-    env = REGISTRY.get("environments", name).obj(settings)
+    env = REGISTRY.get("environments", name).obj(settings, REGISTRY)
     try:
         check_env(env, skip_render_check=True)
     finally:

@@ -61,8 +61,9 @@ def test_dream_pipeline_through_the_cli(golem_cli, tmp_path: Path):
     from golem.plugins import load_plugins
     from golem.settings import GolemSettings
 
-    factory = load_plugins().registry.get("environments", "dream").obj
-    env = factory(GolemSettings(), run=run, num_envs=3, warmup=4)
+    registry = load_plugins().registry
+    factory = registry.get("environments", "dream").obj
+    env = factory(GolemSettings(), registry, run=run, num_envs=3, warmup=4)
     obs, _ = env.reset(seed=0)
     assert obs.shape == (3, 8 + 32)
     obs, reward, term, trunc, _ = env.step(np.zeros(3, np.int64))

@@ -8,14 +8,17 @@ from gymnasium import spaces
 from gymnasium.utils.env_checker import check_env
 
 from golem.builtin.gym_env import make_vizdoom_env
+from golem.plugins import load_plugins
 from golem.builtin.visual import VisualSensor
 from golem.settings import GolemSettings
+
+REGISTRY = load_plugins().registry
 
 
 def test_spaces_follow_sensors_and_profile():
     settings = GolemSettings()
     settings.brain.profile = "classic"
-    env = make_vizdoom_env(settings, sensors=[VisualSensor(settings)])
+    env = make_vizdoom_env(settings, REGISTRY, sensors=[VisualSensor(settings)])
     assert env.observation_space == spaces.Dict({"frames": spaces.Box(0, 255, (3, 64, 64), np.uint8)})
     assert env.action_space == spaces.MultiBinary(10)
     env.close()  # never started: nothing to do
@@ -24,7 +27,7 @@ def test_spaces_follow_sensors_and_profile():
 @pytest.mark.engine
 def test_check_env_passes():
     settings = GolemSettings()
-    env = make_vizdoom_env(settings, sensors=[VisualSensor(settings)], frame_skip=4, render_mode="rgb_array")
+    env = make_vizdoom_env(settings, REGISTRY, sensors=[VisualSensor(settings)], frame_skip=4, render_mode="rgb_array")
     try:
         check_env(env, skip_render_check=True)
         obs, info = env.reset(seed=5)

@@ -9,8 +9,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from golem.builtin.visual import (
-    VisualSensor,
+from golem.builtin.visual import VisualSensor
+from golem.images import (
     _bilinear_axis,
     _nearest_axis,
     bilinear_resize,

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from golem.settings import GolemSettings
 
 
 class Expert(ABC):
@@ -18,12 +21,24 @@ class Expert(ABC):
     Class attributes:
         name: component name (usually the scenario it plays, e.g. ``basic``).
         scenarios: scenario names it is written for.
+        settings_model: the expert's own settings section (a
+            :class:`golem.settings.ComponentSettings` with a key under ``experts.``), or ``None``.
+
+    Args:
+        action_names: the profile's buttons, in order.
+        settings: the run's settings (an expert with a settings section reads it
+            with :func:`golem.settings.section`); ``None``: defaults.
     """
 
     name: ClassVar[str]
     scenarios: ClassVar[tuple[str, ...]]
 
-    def __init__(self, action_names: Sequence[str]) -> None:
+    settings_model: ClassVar[Any] = None
+
+    def __init__(self, action_names: Sequence[str], settings: GolemSettings | None = None) -> None:
+        from golem.settings import GolemSettings
+
+        self.settings = settings if settings is not None else GolemSettings.model_construct()
         self.action_names = tuple(action_names)
         self.index = {a: i for i, a in enumerate(self.action_names)}
 

@@ -87,8 +87,11 @@ def register_map_generators(register: Register) -> None:
 def register_experts(register: Register) -> None:
     """Register scripted experts: policies that read the engine's privileged state.
 
-    ``register(name, cls)``: ``cls(action_names)`` has ``reset(game)`` and
-    ``act(game, state) -> list[int]`` (one 0/1 per action name).
+    ``register(name, cls)``: ``cls(action_names, settings)`` (the profile's
+    button names in order, the run's :class:`golem.settings.GolemSettings`) is a
+    :class:`golem.experts.Expert` with ``configure(game)`` (before ``init()``),
+    ``reset(game)`` and ``act(game, state) -> list[int]`` (one 0/1 per action name).
+    An expert with settings declares ``settings_model`` (a section under ``experts.``).
     """
 
 
@@ -96,8 +99,9 @@ def register_experts(register: Register) -> None:
 def register_environments(register: Register) -> None:
     """Register environments (Gymnasium-compatible) that agents can be run in.
 
-    ``register(name, factory)``: ``factory(settings, **kwargs)`` returns a
-    ``gymnasium.Env`` or ``gymnasium.vector.VectorEnv``.
+    ``register(name, factory)``: ``factory(settings, registry, **kwargs)``
+    (:class:`golem.settings.GolemSettings`, :class:`golem.registry.Registry`)
+    returns a ``gymnasium.Env`` or ``gymnasium.vector.VectorEnv``.
     """
 
 

@@ -92,6 +92,10 @@ class LossSettings(_Group):
     """Parameters of the loss components, one section per loss (``loss.focal``), owned by the loss's plugin."""
 
 
+class ExpertsSettings(_Group):
+    """Parameters of the scripted experts, one section per expert that has any, owned by its plugin."""
+
+
 class GameSettings(_Group):
     """The ViZDoom session: which world and how it runs."""
 
@@ -112,6 +116,7 @@ class GolemSettings(BaseSettings):
     brain: BrainSettings = Field(default_factory=BrainSettings)
     training: TrainingSettings = Field(default_factory=TrainingSettings)
     loss: LossSettings = Field(default_factory=LossSettings)
+    experts: ExpertsSettings = Field(default_factory=ExpertsSettings)
     game: GameSettings = Field(default_factory=GameSettings)
 
     def store_path(self) -> Path:
@@ -346,6 +351,19 @@ def section(settings: BaseModel, model: type[M]) -> M:
         return model.model_validate(node.model_dump() if isinstance(node, BaseModel) else node)
     except ValidationError as exc:
         raise SettingsError(_explain(exc, {}, prefix=key)) from None
+
+
+def with_section(settings: GolemSettings, values: BaseModel) -> GolemSettings:
+    """A deep copy of ``settings`` whose section ``values.key`` is ``values`` (a component's settings model)."""
+    copy = settings.model_copy(deep=True)
+    *path, name = str(getattr(values, "key", "")).split(".")
+    group: Any = copy
+    for part in path:
+        group = getattr(group, part)
+    if not path or group.__pydantic_extra__ is None:
+        raise SettingsError(f"{type(values).__name__} has no settings key inside a settings group")
+    group.__pydantic_extra__[name] = values
+    return copy
 
 
 def _explain(exc: ValidationError, sources: Mapping[str, str], prefix: str = "") -> str:

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from golem.builtin.visual import _bilinear_axis
+from golem.images import _bilinear_axis
 from golem.settings import GolemSettings
 from golem_sensors_depth import DepthSensor
 

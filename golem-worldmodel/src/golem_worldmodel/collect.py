@@ -21,7 +21,9 @@ import structlog
 from golem.experts import Expert
 from golem.data.recording import Episode, RecordPlan, record
 from golem.registry import Registry
-from golem.settings import GolemSettings
+from pydantic import Field
+
+from golem.settings import ComponentSettings, GolemSettings, section, with_section
 from golem.data.store import TrajectoryStore
 
 from golem_worldmodel.actions import N_ACTIONS, button_table
@@ -33,6 +35,14 @@ TAG = "wm-random"
 EXPERT_NAME = "random-hold"
 
 
+class RandomHoldSettings(ComponentSettings):
+    """``experts.random_hold``: how long a random action is held, in tics."""
+
+    key = "experts.random_hold"
+    hold_min: int = Field(1, ge=1, le=1000)
+    hold_max: int = Field(10, ge=1, le=1000)
+
+
 class RandomHoldPolicy(Expert):
     """Uniform random discrete action (noop / left / right), held for ``hold_min..hold_max`` tics.
 
@@ -42,11 +52,12 @@ class RandomHoldPolicy(Expert):
 
     name = EXPERT_NAME
     scenarios = ("take_cover", "defend_the_center", "health_gathering")
-    hold_min = 1
-    hold_max = 10
+    settings_model = RandomHoldSettings
 
-    def __init__(self, action_names: Sequence[str]) -> None:
-        super().__init__(action_names)
+    def __init__(self, action_names: Sequence[str], settings: GolemSettings | None = None) -> None:
+        super().__init__(action_names, settings)
+        hold = section(self.settings, RandomHoldSettings)
+        self.hold_min, self.hold_max = hold.hold_min, max(hold.hold_min, hold.hold_max)
         self.table = button_table(action_names)
         self._rng: np.random.Generator | None = None
         self._left = 0
@@ -89,7 +100,7 @@ def collect(
     episode (``None`` for a dropped one). Returns counts: ``kept``, ``dropped``,
     ``existing``, ``steps``.
     """
-    RandomHoldPolicy.hold_min, RandomHoldPolicy.hold_max = preset.hold_min, preset.hold_max
+    settings = with_section(settings, RandomHoldSettings(hold_min=preset.hold_min, hold_max=preset.hold_max))
     with TrajectoryStore.open_or_create(store_path) as store:
         existing, last_seed = collected(store, scenario, preset.min_length)
         next_seed = max(seed, last_seed + 1)

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from golem.errors import GolemError
+from golem.registry import Registry
 from golem.settings import GolemSettings
 
 from golem_worldmodel.dream_env import DreamEnv, StartPool
@@ -13,6 +14,7 @@ from golem_worldmodel.dream_env import DreamEnv, StartPool
 
 def make_dream_env(
     settings: GolemSettings,
+    registry: Registry | None = None,
     run: str | Path | None = None,
     num_envs: int = 64,
     warmup: int = 8,
@@ -20,6 +22,7 @@ def make_dream_env(
 ) -> DreamEnv:
     """A :class:`DreamEnv` over the MDN-RNN and latents of ``run`` (default ``<data.root>/dream/<game.scenario>``).
 
+    ``registry`` is the environment factories' common argument; the dream needs no component from it.
     ``kwargs`` go to :class:`DreamEnv` (``temperature``, ``reward_mode``, ``termination``, ``max_steps``, ``autoreset``).
 
     Raises:

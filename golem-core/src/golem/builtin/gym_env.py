@@ -15,21 +15,10 @@ import numpy as np
 from gymnasium import spaces
 
 from golem.profiles import PROFILES
+from golem.registry import Registry
 from golem.sensors import Sensor
 from golem.runtime.session import Session
 from golem.settings import GolemSettings
-
-
-def sensors_from_names(settings: GolemSettings, names: Sequence[str]) -> list[Sensor]:
-    """Instances of the sensors called ``names``, looked up in the plugin registry.
-
-    Raises:
-        GolemError: an unknown sensor name (listing the known ones).
-    """
-    from golem.plugins import load_plugins
-
-    registry = load_plugins().registry
-    return [registry.get("sensors", name).obj(settings) for name in names]
 
 
 def _box(sensor: Sensor) -> spaces.Box:
@@ -47,7 +36,8 @@ class VizDoomEnv(gymnasium.Env):
 
     Args:
         settings: Golem settings (scenario, map, seed, profile, sensors).
-        sensors: sensor instances, or names looked up in the registry; default
+        registry: the components; sensor names are looked up in it.
+        sensors: sensor instances, or names looked up in ``registry``; default
             ``settings.brain.sensors``.
         frame_skip: tics each :meth:`step` holds the action (1 tic = 1/35 s).
         render_mode: ``None`` or ``"rgb_array"`` (the 160×120 screen, ``[H, W, 3]`` uint8).
@@ -65,6 +55,7 @@ class VizDoomEnv(gymnasium.Env):
     def __init__(
         self,
         settings: GolemSettings,
+        registry: Registry,
         sensors: Sequence[Sensor | str] | None = None,
         *,
         frame_skip: int = 1,
@@ -76,7 +67,7 @@ class VizDoomEnv(gymnasium.Env):
         self.settings = settings
         chosen = list(settings.brain.sensors if sensors is None else sensors)
         names = [s for s in chosen if isinstance(s, str)]
-        by_name = dict(zip(names, sensors_from_names(settings, names))) if names else {}
+        by_name = {name: registry.get("sensors", name).obj(settings) for name in names}
         self.sensors: list[Sensor] = [by_name[s] if isinstance(s, str) else s for s in chosen]
         self.action_names = PROFILES[settings.brain.profile]
         self.frame_skip = int(frame_skip)
@@ -127,6 +118,6 @@ class VizDoomEnv(gymnasium.Env):
             self._session = None
 
 
-def make_vizdoom_env(settings: GolemSettings, **kwargs: Any) -> gymnasium.Env:
+def make_vizdoom_env(settings: GolemSettings, registry: Registry, **kwargs: Any) -> gymnasium.Env:
     """A Gymnasium env playing ``settings.game.scenario`` with ``settings.brain.sensors`` (see :class:`VizDoomEnv`)."""
-    return VizDoomEnv(settings, **kwargs)
+    return VizDoomEnv(settings, registry, **kwargs)

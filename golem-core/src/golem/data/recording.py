@@ -193,7 +193,7 @@ def _episodes_in_process(
     expert: Expert | None = None
     if plan.demonstrator == "expert":
         assert plan.expert is not None
-        expert = registry.get("experts", plan.expert).obj(settings_actions(settings))
+        expert = registry.get("experts", plan.expert).obj(settings_actions(settings), settings)
     human = plan.demonstrator == "human"
     configurers = [expert] if expert is not None else []
     with Session(settings, sensors, scenario=scenario, visible=human, spectator=human, configurers=configurers) as session:

@@ -240,7 +240,7 @@ def _play(
 
     sensors = build_sensors(settings, registry)
     agent = load_agent(plan.model_path, registry, plan.threshold)
-    expert = registry.get("experts", plan.expert).obj(PROFILES[settings.brain.profile]) if plan.expert else None
+    expert = registry.get("experts", plan.expert).obj(PROFILES[settings.brain.profile], settings) if plan.expert else None
     configurers = [expert] if expert is not None else []
     with Session(settings, sensors, scenario=plan.scenario, configurers=configurers) as session:
         agent.check_session(session)

@@ -6,8 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from golem.builtin.visual import SIZE, bilinear_resize_uint8
-from golem.images import legacy_image
+from golem.images import SIZE, bilinear_resize_uint8, legacy_image
 from golem.sensors import Sensor
 
 

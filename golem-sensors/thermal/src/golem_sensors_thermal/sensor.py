@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from golem.builtin.visual import SIZE, conv_cortex, nearest_resize
-from golem.images import legacy_image
+from golem.cortex import conv_cortex
+from golem.images import SIZE, legacy_image, nearest_resize
 from golem.sensors import Sensor
 
 #: Labels-buffer values of the static scene. Since ViZDoom 1.3 the buffer marks

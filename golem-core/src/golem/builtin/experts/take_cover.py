@@ -77,8 +77,8 @@ class TakeCoverExpert(Expert):
     name: ClassVar[str] = "take_cover"
     scenarios: ClassVar[tuple[str, ...]] = ("take_cover",)
 
-    def __init__(self, action_names: Sequence[str]) -> None:
-        super().__init__(action_names)
+    def __init__(self, action_names: Sequence[str], settings: Any = None) -> None:
+        super().__init__(action_names, settings)
         self._plans = _plans()
         self._lat, self._fwd, self._coast = _displacements(self._plans)
         self._ticks = np.arange(1, HORIZON + 1, dtype=float)
