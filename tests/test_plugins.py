@@ -21,7 +21,7 @@ def test_installed_plugin_is_listed_with_its_components(golem_cli, plugin_site):
     assert example["distribution"] == "golem-example-plugin"
     assert example["version"] == "1.2.3"
     assert example["status"] == "ok"
-    assert example["components"] == {"losses": ["example_l1"]}
+    assert example["components"] == {"losses": ["example_l1", "example_scaled_l1"], "map_generators": ["example_box"]}
     assert plugins["core"]["status"] == "ok"
     assert plugins["core"]["distribution"] == "golem-core"
 
@@ -124,3 +124,53 @@ def test_extra_plugins_register_through_the_same_hooks():
     host = load_plugins(only=[], extra=[("inline", _Inline)])
     assert host.registry.get("samplers", "inline_sampler").owner.plugin == "inline"
     assert [p.name for p in host.plugins][0] == "core"
+
+
+def test_a_plugins_own_settings_are_validated_under_its_key(golem_cli, plugin_site):
+    env = {"PYTHONPATH": str(plugin_site)}
+    shown = json_out(golem_cli(["config", "show", "--json"], env=env, check=True))["settings"]
+    assert shown["loss.example_scaled_l1.scale"] == {"value": 1.0, "source": "default"}
+    assert shown["loss.focal.alpha"]["value"] == 0.25  # the shipped losses' sections, from their plugin
+    given = golem_cli(["config", "show", "--json", "--set", "loss.example_scaled_l1.scale=2.5"], env=env, check=True)
+    assert json_out(given)["settings"]["loss.example_scaled_l1.scale"] == {"value": 2.5, "source": "flag --set"}
+    bad = golem_cli(["config", "show", "--set", "loss.example_scaled_l1.scale=0"], env=env)
+    assert bad.returncode != 0
+    assert "loss.example_scaled_l1.scale" in bad.stderr and "greater than 0" in bad.stderr
+    assert len([line for line in bad.stderr.splitlines() if line.strip()]) == 1
+    unknown = golem_cli(["config", "show", "--set", "loss.example_scaled_l1.bogus=1"], env=env)
+    assert unknown.returncode != 0 and "unknown setting 'loss.example_scaled_l1.bogus'" in unknown.stderr
+    # without the plugin its section is nobody's
+    alone = golem_cli(["config", "show", "--set", "loss.example_scaled_l1.scale=2"])
+    assert alone.returncode != 0 and "unknown setting 'loss.example_scaled_l1'" in alone.stderr
+
+
+def test_map_generator_and_command_contracts(plugin_site, monkeypatch, tmp_path):
+    from golem.testing import assert_command_contract, assert_map_generator_contract, assert_plugin_registers
+
+    monkeypatch.syspath_prepend(str(plugin_site))
+    import golem_example
+
+    generator = assert_plugin_registers(golem_example, "map_generators", "example_box")
+    info = assert_map_generator_contract(generator.obj, tmp_path / "maps", {"size": 384}, seed=3)
+    assert info["map"] == "MAP01"
+    assert "Say hello" in assert_command_contract(golem_example, ["example-hello"])
+    with pytest.raises(AssertionError, match="help exited"):
+        assert_command_contract(golem_example, ["no-such-command"])
+
+
+@pytest.mark.engine
+def test_a_generated_map_loads_in_the_engine(plugin_site, monkeypatch, tmp_path):
+    from golem.runtime.session import Session
+    from golem.settings import load_settings
+
+    monkeypatch.syspath_prepend(str(plugin_site))
+    import golem_example
+
+    wad = tmp_path / "box.wad"
+    golem_example.BoxGenerator(None).build({"size": 512}, 0, wad)
+    settings = load_settings(environ={}, overrides=[("test", {"game.scenario": str(wad), "game.doom_map": "MAP01"})]).settings
+    with Session(settings) as session:
+        session.new_episode(0)
+        for _ in range(5):
+            session.act([1, 0, 0, 0, 0, 0, 0, 0])
+        assert not session.episode_finished and session.game.get_episode_time() >= 5

@@ -4,10 +4,16 @@ A plugin is a module (named by an entry point in the ``golem`` group) that
 implements some of these hooks with ``@golem.hookimpl``. Every registration
 hook receives a ``register`` callback owned by the core registry::
 
-    register(name: str, component: object) -> None
+    register(name: str, component: object, settings: type[ComponentSettings] | None = None) -> None
 
 ``name`` is what users type (``--plugin focal``); it must be unique within its
-category, and a clash is an error naming both owners.
+category, and a clash is an error naming both owners. ``settings`` is the
+component's own settings model (:class:`golem.settings.ComponentSettings` with
+a dotted ``key`` such as ``loss.focal``); a class may declare it as its
+``settings_model`` attribute instead. The core validates that section of every
+user's settings with it, shows it in ``golem config show`` and hands it back
+through :func:`golem.settings.section`. Every hook and argument here is
+described for plugin authors in ``docs/plugins.md`` (a test keeps the two in step).
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ import pluggy
 
 hookspec = pluggy.HookspecMarker("golem")
 
-Register = Callable[[str, Any], None]
+Register = Callable[..., None]
 
 
 # --- Sensing ---------------------------------------------------------------
@@ -26,11 +32,19 @@ Register = Callable[[str, Any], None]
 
 @hookspec
 def register_sensors(register: Register) -> None:
-    """Register sensor classes (see :class:`golem.sensors.Sensor`).
+    """Register sensor classes.
 
-    ``register(name, cls)``: ``cls(settings)`` builds a sensor that switches on
-    its engine buffer, extracts one stored array per tic, mirrors it and
-    provides the cortex (encoder) the model uses for it.
+    ``register(name, cls)``: ``cls(settings: GolemSettings) -> Sensor`` (a
+    :class:`golem.sensors.Sensor` subclass). The class declares ``key`` (its array
+    in the store and in ``.npz`` files), ``dtype`` and ``step_shape`` (the store
+    checks arrays against them), ``joins`` (feed another sensor's cortex), and
+    optionally ``settings_model``. An instance switches on its engine buffer
+    (``configure(game)``), extracts one stored array per tic (``extract(state)
+    -> ndarray[*shape]``), mirrors it (``mirror(x[..., *shape])``), converts it for
+    the network (``to_network(x[B, T, *shape]) -> float``), converts seed-layout
+    arrays (classmethod ``from_legacy(source, array[T, ...]) -> ndarray[T, *shape]``)
+    and builds its cortex (``cortex(extra_channels) -> nn.Module`` mapping
+    ``[N, C, ...]`` to ``[N, out_features]``).
     """
 
 
@@ -41,8 +55,14 @@ def register_sensors(register: Register) -> None:
 def register_models(register: Register) -> None:
     """Register model builders.
 
-    ``register(name, builder)``: ``builder(spec)`` returns an ``nn.Module`` with
-    ``forward(inputs, hx) -> (logits[B, T, A], hx)``.
+    ``register(name, builder)``: ``builder(spec: ModelSpec) -> nn.Module`` (see
+    :class:`golem.learning.modelspec.ModelSpec`). The module has
+    ``forward(inputs, hx) -> (logits[B, T, A], hx[B, S])`` where
+    ``inputs[sensor name]`` is float ``[B, T, *shape]`` and ``hx`` is ``[B, S]`` or
+    ``None`` (zeros); ``step(inputs[B, *shape], hx) -> (logits[B, A], hx[B, S])``
+    for live play; ``initial_state(batch_size, device) -> [B, S]``;
+    ``reset_rows(hx[B, S], mask[B]) -> [B, S]`` (zero the rows that start an
+    episode, before the forward pass); and ``state_size: int`` (S).
     """
 
 
@@ -50,8 +70,11 @@ def register_models(register: Register) -> None:
 def register_losses(register: Register) -> None:
     """Register multi-label losses over action logits.
 
-    ``register(name, builder)``: ``builder(settings, n_actions)`` returns an
-    ``nn.Module`` mapping ``(logits[B, T, A], targets[B, T, A])`` to a scalar.
+    ``register(name, builder, settings=Model)``: ``builder(settings: GolemSettings,
+    n_actions: int) -> nn.Module`` whose ``forward(logits[B, T, A], targets[B, T, A])``
+    returns the scalar mean loss (targets are 0/1 floats). A loss with parameters
+    declares a settings model keyed ``loss.<name>`` and reads it with
+    :func:`golem.settings.section`.
     """
 
 
@@ -78,8 +101,13 @@ def register_samplers(register: Register) -> None:
 def register_map_generators(register: Register) -> None:
     """Register procedural map generators.
 
-    ``register(name, builder)``: ``builder(settings)`` writes WAD files the
-    ViZDoom session can load.
+    ``register(name, builder)``: ``builder(settings: GolemSettings) -> generator``
+    with ``build(config: Mapping[str, Any], seed: int, path: Path) -> MapInfo``:
+    it writes a WAD to ``path`` (atomically: no half-written file is ever left
+    there) that :func:`golem.runtime.wad.validate_wad` accepts and the ViZDoom
+    session loads, and returns a mapping (or object with those attributes) with
+    at least ``map`` (the map lump, e.g. ``MAP01``) and ``path``. The same
+    ``config`` and ``seed`` give the same bytes.
     """
 
 
@@ -113,5 +141,6 @@ def register_commands(app: Any) -> None:
     """Add commands to the ``golem`` typer application ``app``.
 
     Add a sub-application with ``app.add_typer(sub, name=...)`` or commands
-    with ``@app.command()``.
+    with ``@app.command()``. A command's errors a user can cause raise
+    :class:`golem.errors.GolemError` (one line, non-zero exit).
     """

@@ -24,6 +24,8 @@ _HELPERS = {
     "assert_model_contract": "golem.testing.models",
     "random_inputs": "golem.testing.models",
     "assert_sampler_contract": "golem.testing.samplers",
+    "assert_map_generator_contract": "golem.testing.worlds",
+    "assert_command_contract": "golem.testing.worlds",
 }
 
 __all__ = sorted(_HELPERS)

@@ -1,0 +1,72 @@
+"""`pip install golem-sensors-audio` adds a modality, as a user outside this repository lives it.
+
+Wheels of golem-core, golem-cli and golem-sensors-audio are built from the
+workspace; a fresh virtual environment gets the core and the CLI only (with
+the constraints file; the pip cache makes that a couple of minutes here), has
+no audio sensor, and refuses `--plugin audio` listing what it knows; after
+installing the audio wheel the sensor is listed and records.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = [pytest.mark.slow, pytest.mark.engine]
+
+
+def _run(args: list[str], cwd: Path, timeout: float = 600, check: bool = True) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GOLEM_", "PYTHON", "VIRTUAL_ENV"))}
+    proc = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def _wheel(folder: str, out: Path) -> Path:
+    _run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
+          "--disable-pip-version-check", "-w", str(out), str(ROOT / folder)], cwd=ROOT)
+    name = folder.split("/")[-1].replace("-", "_")
+    name = {"audio": "golem_sensors_audio"}.get(name, name)
+    (wheel,) = out.glob(f"{name}-*.whl")
+    return wheel
+
+
+def test_fresh_environment_gains_the_audio_sensor_from_its_wheel(tmp_path: Path):
+    wheels = tmp_path / "wheels"
+    core, cli, audio = (_wheel(f, wheels) for f in ("golem-core", "golem-cli", "golem-sensors/audio"))
+    for wheel in (core, cli, audio):
+        assert wheel.name.endswith("-0.1.0-py3-none-any.whl"), wheel.name
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    python, golem = env_dir / "bin" / "python", env_dir / "bin" / "golem"
+    pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-c", str(ROOT / "constraints.txt")]
+    _run([*pip, str(core), str(cli)], cwd=tmp_path, timeout=900)
+    work = tmp_path / "work"
+    work.mkdir()
+
+    listed = json.loads(_run([str(golem), "plugins", "list", "--json"], cwd=work).stdout)
+    names = {p["plugin"] for p in listed["plugins"]}
+    assert names == {"core"}, names
+    refused = _run([str(golem), "run", "record", "--expert", "basic", "--episodes", "1", "--plugin", "audio"],
+                   cwd=work, check=False)
+    assert refused.returncode != 0
+    errors = [line for line in refused.stderr.splitlines() if line.strip()]
+    assert len(errors) == 1 and "unknown" in errors[0] and "'audio'" in errors[0] and "visual" in errors[0], refused.stderr
+
+    _run([*pip, str(audio)], cwd=tmp_path, timeout=900)
+    listed = json.loads(_run([str(golem), "plugins", "list", "--json"], cwd=work).stdout)
+    audio_plugin = next(p for p in listed["plugins"] if p["plugin"] == "audio")
+    assert audio_plugin["distribution"] == "golem-sensors-audio" and audio_plugin["components"] == {"sensors": ["audio"]}
+    _run([str(golem), "run", "record", "--expert", "basic", "--episodes", "1", "--max-steps", "20",
+          "--plugin", "audio"], cwd=work)
+    info = json.loads(_run([str(golem), "data", "info", "0", "--json"], cwd=work).stdout)
+    assert "audios" in json.dumps(info) and "audio" in info["meta"]["sensors"], info
