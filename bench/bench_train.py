@@ -44,7 +44,8 @@ from golem.plugins import load_plugins
 from golem.data.recording import RecordPlan, record
 from golem.settings import GolemSettings
 from golem.data.store import TrajectoryStore
-from golem.learning.training import prefetched, select_device, to_device, train_step
+from golem.learning.device import select_device
+from golem.learning.training import prefetched, to_device, train_step
 
 RESULTS = Path(__file__).resolve().parent / "results" / "train.json"
 log = structlog.get_logger("bench_train")

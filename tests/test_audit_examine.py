@@ -17,7 +17,8 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from golem.diagnostics.audit import AuditPlan, Tally, audit, parse_ids, stream_episodes
+from golem.diagnostics.audit import AuditPlan, audit, parse_ids, stream_episodes
+from golem.learning.validation import Tally
 from golem.learning.checkpoints import restore, save_checkpoint
 from golem.errors import GolemError
 from golem.diagnostics.examine import examine

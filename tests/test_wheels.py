@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -32,8 +33,11 @@ def _run(args: list[str], cwd: Path, timeout: float = 600, check: bool = True) -
 
 
 def _wheel(folder: str, out: Path) -> Path:
+    """Build the distribution in ``folder`` from a clean copy (setuptools would leave build/ in the workspace)."""
+    source = out.parent / "sources" / folder
+    shutil.copytree(ROOT / folder, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
     _run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
-          "--disable-pip-version-check", "-w", str(out), str(ROOT / folder)], cwd=ROOT)
+          "--disable-pip-version-check", "-w", str(out), str(source)], cwd=out.parent)
     name = folder.split("/")[-1].replace("-", "_")
     name = {"audio": "golem_sensors_audio"}.get(name, name)
     (wheel,) = out.glob(f"{name}-*.whl")

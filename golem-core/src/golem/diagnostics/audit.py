@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,8 +37,8 @@ from golem.data.dataset import check_compatible, select_episodes
 from golem.errors import GolemError
 from golem.sensors import Sensor
 from golem.data.store import EpisodeInfo, TrajectoryStore
-from golem.learning.training import select_device
-from golem.learning.validation import ActionScore, score_action
+from golem.learning.device import select_device
+from golem.learning.validation import ActionScore, Tally
 
 if TYPE_CHECKING:
     from golem.learning.modelspec import ModelSpec
@@ -161,44 +161,6 @@ def stream_episodes(
 
 
 # --- scores ------------------------------------------------------------------
-
-
-@dataclass
-class Tally:
-    """Counts behind the scores: per action true/false positives and false negatives, exact steps."""
-
-    n_actions: int
-    tp: np.ndarray = field(init=False)
-    fp: np.ndarray = field(init=False)
-    fn: np.ndarray = field(init=False)
-    exact: int = 0
-    steps: int = 0
-
-    def __post_init__(self) -> None:
-        self.tp = np.zeros(self.n_actions, dtype=np.int64)
-        self.fp = np.zeros(self.n_actions, dtype=np.int64)
-        self.fn = np.zeros(self.n_actions, dtype=np.int64)
-
-    def add(self, probabilities: np.ndarray, targets: np.ndarray, threshold: float) -> None:
-        """Count ``probabilities[T, A]`` pressed above ``threshold`` against ``targets[T, A]`` (0/1)."""
-        pred = probabilities > threshold
-        true = targets.astype(bool)
-        self.tp += (pred & true).sum(axis=0)
-        self.fp += (pred & ~true).sum(axis=0)
-        self.fn += (~pred & true).sum(axis=0)
-        self.exact += int((pred == true).all(axis=-1).sum())
-        self.steps += int(pred.shape[0])
-
-    def scores(self, action_names: Sequence[str]) -> dict[str, ActionScore]:
-        """Per action name, precision/recall/F1 (``None`` where 0/0), support and predicted counts."""
-        return {
-            name: score_action(int(self.tp[i]), int(self.fp[i]), int(self.fn[i])) for i, name in enumerate(action_names)
-        }
-
-    @property
-    def exact_match(self) -> float:
-        """Share of steps whose every action is right (NaN with no step)."""
-        return self.exact / self.steps if self.steps else float("nan")
 
 
 # --- the report --------------------------------------------------------------
@@ -488,7 +450,6 @@ def write_chart(report: AuditReport, path: Path | str) -> Path:
 __all__ = [
     "AuditPlan",
     "AuditReport",
-    "Tally",
     "WindowResult",
     "audit",
     "check_store_has_sensors",

@@ -23,7 +23,7 @@ from golem.learning.archives import load_model
 from golem.diagnostics.audit import check_store_has_sensors, read_windows, to_inputs
 from golem.errors import GolemError
 from golem.data.store import TrajectoryStore
-from golem.learning.training import select_device
+from golem.learning.device import select_device
 
 if TYPE_CHECKING:
     from golem.registry import Registry

@@ -38,6 +38,7 @@ from torch import nn
 from golem.learning.checkpoints import restore, save_checkpoint
 from golem.data.dataset import Batch, SequenceDataset
 from golem.errors import GolemError
+from golem.learning.device import select_device
 from golem.learning.modelspec import ModelSpec
 from golem.registry import Registry
 from golem.selection import check_selected
@@ -120,24 +121,6 @@ class TrainResult:
             | {"episodes": len(self.data.get("episodes", ())),
                "validation_episodes": len(self.data.get("validation_episodes", ()))},
         }
-
-
-# --- device ------------------------------------------------------------------
-
-
-def select_device(name: str = "auto") -> torch.device:
-    """``auto``: CUDA, then Apple MPS, then CPU; otherwise the named device, which must be available."""
-    mps = getattr(torch.backends, "mps", None)
-    mps_ok = bool(mps is not None and mps.is_available())
-    if name == "auto":
-        if torch.cuda.is_available():
-            return torch.device("cuda")
-        return torch.device("mps" if mps_ok else "cpu")
-    if name == "cuda" and not torch.cuda.is_available():
-        raise GolemError("training.device=cuda but no CUDA device is available; use --device auto or cpu")
-    if name == "mps" and not mps_ok:
-        raise GolemError("training.device=mps but Apple MPS is not available; use --device auto or cpu")
-    return torch.device(name)
 
 
 # --- one step ----------------------------------------------------------------
@@ -434,7 +417,6 @@ __all__ = [
     "Validation",
     "save_model",
     "prefetched",
-    "select_device",
     "train",
     "train_step",
 ]

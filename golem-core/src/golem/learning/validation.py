@@ -10,8 +10,8 @@ threshold.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from dataclasses import asdict, dataclass
+from collections.abc import Sequence, Iterator, Mapping
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -116,10 +116,8 @@ def validate(
     was_training = model.training
     model.eval()
     A = len(dataset.action_names)
-    tp = torch.zeros(A, dtype=torch.long)
-    fp = torch.zeros(A, dtype=torch.long)
-    fn = torch.zeros(A, dtype=torch.long)
-    exact, steps, loss_sum, loss_n = 0, 0, 0.0, 0
+    tally = Tally(A)
+    loss_sum, loss_n = 0.0, 0
     hx: torch.Tensor | None = None
     for indices, active in stream_batches(dataset, batch_size):
         batch = dataset.load_batch(indices)
@@ -132,19 +130,13 @@ def validate(
         n = z.numel()
         loss_sum += float(loss_fn(z, y)) * n
         loss_n += n
-        pred = (torch.sigmoid(z) > activation).to(y.dtype)
-        tp += ((pred == 1) & (y == 1)).sum(dim=(0, 1)).cpu()
-        fp += ((pred == 1) & (y == 0)).sum(dim=(0, 1)).cpu()
-        fn += ((pred == 0) & (y == 1)).sum(dim=(0, 1)).cpu()
-        exact += int((pred == y).all(dim=-1).sum())
-        steps += z.shape[0] * z.shape[1]
+        tally.add(torch.sigmoid(z).reshape(-1, A).cpu().numpy(), y.reshape(-1, A).cpu().numpy(), activation)
     model.train(was_training)
-    scores = {name: score_action(int(tp[i]), int(fp[i]), int(fn[i])) for i, name in enumerate(dataset.action_names)}
     return Validation(
         loss=loss_sum / loss_n if loss_n else float("nan"),
-        exact_match=exact / steps if steps else float("nan"),
-        actions=scores,
-        steps=steps,
+        exact_match=tally.exact_match,
+        actions=tally.scores(dataset.action_names),
+        steps=tally.steps,
     )
 
 
@@ -154,6 +146,44 @@ def score_action(tp: int, fp: int, fn: int) -> ActionScore:
     recall = tp / (tp + fn) if tp + fn else None
     f1 = 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else None
     return ActionScore(precision=precision, recall=recall, f1=f1, support=tp + fn, predicted=tp + fp)
+
+
+@dataclass
+class Tally:
+    """Counts behind the scores: per action true/false positives and false negatives, exact steps."""
+
+    n_actions: int
+    tp: np.ndarray = field(init=False)
+    fp: np.ndarray = field(init=False)
+    fn: np.ndarray = field(init=False)
+    exact: int = 0
+    steps: int = 0
+
+    def __post_init__(self) -> None:
+        self.tp = np.zeros(self.n_actions, dtype=np.int64)
+        self.fp = np.zeros(self.n_actions, dtype=np.int64)
+        self.fn = np.zeros(self.n_actions, dtype=np.int64)
+
+    def add(self, probabilities: np.ndarray, targets: np.ndarray, threshold: float) -> None:
+        """Count ``probabilities[T, A]`` pressed above ``threshold`` against ``targets[T, A]`` (0/1)."""
+        pred = probabilities > threshold
+        true = targets.astype(bool)
+        self.tp += (pred & true).sum(axis=0)
+        self.fp += (pred & ~true).sum(axis=0)
+        self.fn += (~pred & true).sum(axis=0)
+        self.exact += int((pred == true).all(axis=-1).sum())
+        self.steps += int(pred.shape[0])
+
+    def scores(self, action_names: Sequence[str]) -> dict[str, ActionScore]:
+        """Per action name, precision/recall/F1 (``None`` where 0/0), support and predicted counts."""
+        return {
+            name: score_action(int(self.tp[i]), int(self.fp[i]), int(self.fn[i])) for i, name in enumerate(action_names)
+        }
+
+    @property
+    def exact_match(self) -> float:
+        """Share of steps whose every action is right (NaN with no step)."""
+        return self.exact / self.steps if self.steps else float("nan")
 
 
 __all__ = ["ActionScore", "Validation", "score_action", "stream_batches", "to_device", "validate"]
