@@ -10,9 +10,10 @@ the load of a shared machine hits them alike:
   is only ``get_state()``, the expert's ``act`` and ``make_action``.
 * ``inline``: the same session loop with the four sensors read in line before
   each action (how recording worked before extraction overlapped the engine).
-* ``record``: :func:`golem.data.recording.play_episode` with the visual, depth,
-  thermal and audio sensors (the arrays handed to the store), sensors read on
-  its helper thread while the engine computes the next tic.
+* ``record``: the rollout loop (:func:`golem.runtime.rollout.run_episode`) with
+  a :class:`golem.data.recording.Recorder` on the visual, depth, thermal and
+  audio sensors (the arrays handed to the store), sensors read on its helper
+  thread while the engine computes the next tic.
 
 Then :func:`golem.data.recording.record` (engine start, episodes, LMDB writes: what
 ``golem run record`` runs) into a temporary store with ``workers=1`` and
@@ -48,7 +49,8 @@ from golem.settings import section
 from golem_sensors_audio import DSPSettings
 from golem.plugins import load_plugins
 from golem.profiles import PROFILES
-from golem.data.recording import RecordPlan, build_sensors, play_episode, record
+from golem.data.recording import RecordPlan, Recorder, build_sensors, record
+from golem.runtime.rollout import run_episode
 from golem.registry import Registry
 from golem.runtime.session import AUDIO_SAFE_ARGS, Session
 from golem.settings import GolemSettings
@@ -134,12 +136,12 @@ def run_inline(session: Session, expert: Any, tics: int, seed: int) -> int:
 
 
 def run_record(session: Session, expert: Any, tics: int, seed: int) -> int:
-    """``tics`` tics through :func:`golem.data.recording.play_episode` (episodes cut at the remaining budget)."""
+    """``tics`` tics through the rollout loop with a :class:`Recorder` (episodes cut at the remaining budget)."""
     done = 0
     while done < tics:
-        expert.reset(session.game)
-        arrays, _ = play_episode(session, seed, expert.act, max_steps=tics - done)
-        done += len(arrays["actions"])
+        recorder = Recorder(tics - done)
+        run_episode(session, expert, seed, max_steps=tics - done, observers=[recorder])
+        done += len(recorder.arrays["actions"])
         seed += 1
     return done
 
@@ -265,7 +267,7 @@ def table(results: dict[str, Any]) -> Table:
     for col in ("what", "frames/s (median)", "min–max", "ratio (median of paired)", "CPU µs/tic: ours (main) + engine"):
         out.add_column(col, justify="left" if col == "what" else "right")
     labels = {"raw": "raw engine (get_state + act)", "inline": "sensors read in line (serial)",
-              "record": "play_episode (4 sensors)"}
+              "record": "rollout + Recorder (4 sensors)"}
     for name, s in loop["summary"].items():
         ratio = "1.00" if name == "raw" else f"{loop['ratio_to_raw'][name]:.2f}"
         cpu = loop["cpu_us_per_tic"][name]
