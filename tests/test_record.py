@@ -134,3 +134,19 @@ def test_ctrl_c_keeps_completed_episodes_and_exits_130(golem_cli, tmp_path: Path
     assert proc.returncode == 130, err
     assert "completed episode(s) kept" in err
     assert json_out(golem_cli(["data", "verify", "--json"], check=True))["ok"] is True
+
+
+def test_take_cover_without_max_steps_stops_at_its_default_limit(golem_cli, tmp_path: Path):
+    # take_cover has no time-out of its own and its expert does not die: 2,100 tics, as World Models ran it.
+    golem_cli(["run", "record", "--expert", "take_cover", "--episodes", "1"], check=True)
+    with TrajectoryStore.open(_store(tmp_path)) as store:
+        (info,) = store.episodes()
+        assert info.length == 2100
+        assert info.meta.truncated is True and info.meta.terminated is False
+
+
+def test_stored_episodes_say_how_they_ended(golem_cli, tmp_path: Path):
+    golem_cli(["run", "record", "--expert", "basic", "--episodes", "2"], check=True)
+    with TrajectoryStore.open(_store(tmp_path)) as store:
+        for info in store.episodes():  # the basic expert kills the monster: the episode ends by itself
+            assert info.meta.terminated is True and info.meta.truncated is False

@@ -27,6 +27,7 @@ from golem.experts import Expert
 from golem.plugins import load_plugins
 from golem.registry import Registry
 from golem.sensors import Sensor
+from golem.runtime.scenarios import step_limit
 from golem.runtime.rollout import EpisodeResult, HumanPolicy, Observer, Policy, Tic, run_episode
 from golem.runtime.session import Session
 from golem.settings import GolemSettings
@@ -47,7 +48,8 @@ class RecordPlan:
         workers: parallel engine processes (experts only; a human plays in one window).
         seeds: one engine seed per episode (defaults to ``game.seed + i``).
         tags: free labels stored with every episode (``--module`` selects by them).
-        max_steps: stop an episode after this many tics (``None``: the scenario's own timeout).
+        max_steps: stop an episode after this many tics (``None``: the scenario's own time-out, or
+            its default limit when it has none: :func:`golem.runtime.scenarios.step_limit`).
     """
 
     demonstrator: Literal["expert", "human"]
@@ -198,9 +200,10 @@ def _episodes_in_process(
     configurers = [expert] if expert is not None else []
     with Session(settings, sensors, scenario=scenario, visible=human, spectator=human, configurers=configurers) as session:
         policy: Policy = expert if expert is not None else HumanPolicy()
+        max_steps = step_limit(scenario, plan.max_steps)
         for seed in seeds:
-            recorder = Recorder(plan.max_steps)
-            result = run_episode(session, policy, seed, max_steps=plan.max_steps, observers=[recorder])
+            recorder = Recorder(max_steps)
+            result = run_episode(session, policy, seed, max_steps=max_steps, observers=[recorder])
             arrays, counters = recorder.arrays, episode_counters(result)
             meta = EpisodeMeta(
                 profile=settings.brain.profile,

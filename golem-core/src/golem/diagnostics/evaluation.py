@@ -49,6 +49,7 @@ from golem.plugins import load_plugins
 from golem.profiles import PROFILES
 from golem.data.recording import build_sensors
 from golem.registry import Registry
+from golem.runtime.scenarios import step_limit
 from golem.runtime.session import Session
 from golem.settings import GolemSettings
 from golem.runtime.workers import run_pool, serve
@@ -82,7 +83,8 @@ class EvalPlan:
         episodes: episodes per policy.
         workers: parallel engine processes.
         start_seed: seed of the first episode; episode i uses ``start_seed + i``.
-        max_steps: cut episodes after this many tics (``None``: the scenario's timeout).
+        max_steps: cut episodes after this many tics (``None``: the scenario's time-out, or its
+            default limit when it has none: :func:`golem.runtime.scenarios.step_limit`).
         threshold: the model's button threshold (``brain.activation``).
         expert: expert name (``None``: none plays).
     """
@@ -251,7 +253,7 @@ def _play(
                 policy = RandomPolicy(session.action_names, seed=seed)
             else:
                 policy = expert
-            result = run_episode(session, policy, seed, max_steps=plan.max_steps)
+            result = run_episode(session, policy, seed, max_steps=step_limit(plan.scenario, plan.max_steps))
             yield replace(result, policy=role)
     yield agent
 

@@ -24,6 +24,21 @@ def scenarios_dir() -> Path:
     return Path(vizdoom.scenarios_path)
 
 
+#: Step limits of shipped scenarios that have no time-out of their own (their experts never die):
+#: take_cover as World Models ran it, 2,100 tics (60 s).
+DEFAULT_MAX_STEPS: dict[str, int] = {"take_cover": 2100}
+
+
+def step_limit(scenario: str, max_steps: int | None) -> int | None:
+    """``max_steps`` when given, else the scenario's default limit (:data:`DEFAULT_MAX_STEPS`), else ``None``.
+
+    ``scenario`` is a name or a ``.cfg``/``.wad`` path (its file stem is looked up).
+    """
+    if max_steps is not None:
+        return max_steps
+    return DEFAULT_MAX_STEPS.get(Path(scenario).stem if scenario.endswith((".cfg", ".wad")) else scenario)
+
+
 def known_scenarios() -> list[str]:
     """Names of every scenario ``.cfg`` ViZDoom ships (``basic``, ``deathmatch``, …), sorted."""
     return sorted(p.stem for p in scenarios_dir().glob("*.cfg"))
