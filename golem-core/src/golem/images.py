@@ -17,10 +17,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any, ClassVar
 
 import numpy as np
 
 from golem.errors import GolemError
+from golem.sensors import Sensor
 
 SIZE = 64
 
@@ -200,3 +202,30 @@ def legacy_image(source: str, key: str, arr: np.ndarray, channels: int) -> np.nd
         layouts = "[T, H, W] or [T, 1, H, W]" if channels == 1 else f"[T, H, W, {channels}] or [T, {channels}, H, W]"
         raise GolemError(f"{source}: {key!r} must be {layouts}, got {shape}")
     return np.ascontiguousarray(legacy_uint8(source, key, arr))
+
+
+class ImageSensor(Sensor):
+    """Base of sensors that store uint8 images ``[image_channels, SIZE, SIZE]`` (visual, depth, thermal).
+
+    Subclasses set ``image_channels``; ``step_shape`` follows from it, and
+    seed-layout ``.npz`` arrays are converted by :func:`legacy_image`.
+    """
+
+    dtype = np.dtype(np.uint8)
+    image_channels: ClassVar[int] = 3
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "step_shape" not in cls.__dict__:
+            cls.step_shape = (cls.image_channels, None, None)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """``(image_channels, 64, 64)``."""
+        return (self.image_channels, SIZE, SIZE)
+
+    @classmethod
+    def from_legacy(cls, source: str, array: np.ndarray) -> np.ndarray:
+        """Seed-layout ``[T, C, H, W]`` or ``[T, H, W, C]`` (``[T, H, W]`` for one channel), uint8 or float
+        in ``[0, 1]`` → uint8 ``[T, C, H, W]``."""
+        return legacy_image(source, cls.key, array, channels=cls.image_channels)

@@ -11,26 +11,14 @@ from typing import Any
 import numpy as np
 
 from golem.cortex import conv_cortex
-from golem.images import SIZE, bilinear_resize_uint8, legacy_image
-from golem.sensors import Sensor
+from golem.images import ImageSensor, bilinear_resize_uint8
 
 
-class VisualSensor(Sensor):
+class VisualSensor(ImageSensor):
     """RGB screen, bilinear to 64×64, stored uint8 ``[3, 64, 64]`` (0–255); network input float ``[0, 1]``."""
 
     name = "visual"
     key = "frames"
-    dtype = np.dtype(np.uint8)
-    step_shape = (3, None, None)
-
-    @classmethod
-    def from_legacy(cls, source: str, array: np.ndarray) -> np.ndarray:
-        """Seed-layout ``[T, H, W, 3]`` or ``[T, 3, H, W]``, uint8 or float in ``[0, 1]`` → uint8 ``[T, 3, H, W]``."""
-        return legacy_image(source, cls.key, array, channels=3)
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return (3, SIZE, SIZE)
 
     def configure(self, game: Any) -> None:
         import vizdoom as vzd

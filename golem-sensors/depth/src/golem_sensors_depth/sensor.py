@@ -6,11 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from golem.images import SIZE, bilinear_resize_uint8, legacy_image
-from golem.sensors import Sensor
+from golem.images import ImageSensor, bilinear_resize_uint8
 
 
-class DepthSensor(Sensor):
+class DepthSensor(ImageSensor):
     """Engine depth buffer (uint8, larger = farther), bilinear to 64×64.
 
     Stored uint8 ``[1, 64, 64]``; network input float ``[0, 1]``. It has no cortex
@@ -20,18 +19,8 @@ class DepthSensor(Sensor):
 
     name = "depth"
     key = "depths"
-    dtype = np.dtype(np.uint8)
+    image_channels = 1
     joins = "visual"
-    step_shape = (1, None, None)
-
-    @classmethod
-    def from_legacy(cls, source: str, array: np.ndarray) -> np.ndarray:
-        """Seed-layout ``[T, H, W]`` or ``[T, 1, H, W]``, uint8 or float in ``[0, 1]`` → uint8 ``[T, 1, H, W]``."""
-        return legacy_image(source, cls.key, array, channels=1)
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return (1, SIZE, SIZE)
 
     def configure(self, game: Any) -> None:
         game.set_depth_buffer_enabled(True)

@@ -7,8 +7,7 @@ from typing import Any
 import numpy as np
 
 from golem.cortex import conv_cortex
-from golem.images import SIZE, legacy_image, nearest_resize
-from golem.sensors import Sensor
+from golem.images import ImageSensor, nearest_resize
 
 #: Labels-buffer values of the static scene. Since ViZDoom 1.3 the buffer marks
 #: walls (0) and floors/ceilings (1); entities get values above these. (The
@@ -18,7 +17,7 @@ STATIC_LABEL_MAX = 1
 SELF_CATEGORY = "Self"
 
 
-class ThermalSensor(Sensor):
+class ThermalSensor(ImageSensor):
     """Binary entity mask: ``1`` where the label marks an entity, else ``0``; nearest-neighbour to 64×64.
 
     Stored uint8 ``{0, 1}`` ``[1, 64, 64]``; network input float ``{0., 1.}``.
@@ -28,17 +27,7 @@ class ThermalSensor(Sensor):
 
     name = "thermal"
     key = "thermals"
-    dtype = np.dtype(np.uint8)
-    step_shape = (1, None, None)
-
-    @classmethod
-    def from_legacy(cls, source: str, array: np.ndarray) -> np.ndarray:
-        """Seed-layout ``[T, H, W]`` or ``[T, 1, H, W]``, uint8 or float in ``[0, 1]`` → uint8 ``[T, 1, H, W]``."""
-        return legacy_image(source, cls.key, array, channels=1)
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return (1, SIZE, SIZE)
+    image_channels = 1
 
     def configure(self, game: Any) -> None:
         game.set_labels_buffer_enabled(True)
