@@ -8,10 +8,10 @@ from typing import Annotated, Optional
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from golem.learning.archives import resolve_model
 from golem.diagnostics.audit import AuditPlan, AuditReport, audit, default_chart_path, parse_ids
+from golem_cli.tables import action_scores
 from golem_cli.options import DeviceOpt, JsonOpt, PluginOpt, SetOpt, StoreOpt
 from golem_cli.state import state
 
@@ -63,22 +63,14 @@ def audit_command(
     print_report(st, report)
 
 
-def _fmt(value: float | None) -> str:
-    return "—" if value is None else f"{value:.3f}"
-
-
 def print_report(st, report: AuditReport) -> None:
     chosen = {"validation": "held-out validation", "episodes": "chosen", "module": "module", "all": "all"}
-    table = Table(
-        title=f"Audit on {len(report.episodes)} episode(s) ({chosen.get(report.selection, report.selection)}), "
-        f"{report.steps} steps in {report.windows} windows of ≤{report.sequence_length}, state carried",
+    title = (
+        f"Audit on {len(report.episodes)} episode(s) ({chosen.get(report.selection, report.selection)}), "
+        f"{report.steps} steps in {report.windows} windows of ≤{report.sequence_length}, state carried"
     )
-    for col in ("action", "precision", "recall", "F1", "support", "predicted"):
-        table.add_column(col, justify="left" if col == "action" else "right")
-    for name, s in report.actions.items():
-        table.add_row(name, _fmt(s.precision), _fmt(s.recall), _fmt(s.f1), str(s.support), str(s.predicted))
-    table.caption = f"exact match {report.exact_match:.3f}   threshold {report.threshold:g}   — : undefined (0/0)"
-    st.out.print(table)
+    caption = f"exact match {report.exact_match:.3f}   threshold {report.threshold:g}   — : undefined (0/0)"
+    st.out.print(action_scores(title, report.actions, caption))
     if report.selection == "all":
         st.err.print(
             "[yellow]note: the model names no held-out episodes of this store; these scores include "

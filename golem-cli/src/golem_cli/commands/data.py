@@ -18,6 +18,7 @@ from golem.settings import GolemSettings
 from golem.data.store import SOURCES, EpisodeInfo, TrajectoryStore
 from golem.data.arrays import array_rules
 from golem.data.store.npz import ImportOptions, export_name, export_npz, import_npz, load_npz
+from golem_cli.tables import human_bytes
 from golem_cli.options import JsonOpt, StoreOpt
 from golem_cli.state import AppState, state
 
@@ -55,15 +56,6 @@ def _progress(st: AppState, enabled: bool) -> Progress:
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
         console=st.err, disable=not enabled, transient=True,
     )
-
-
-def _human_bytes(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if size < 1024 or unit == "TiB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} B"
 
 
 def _row(info: EpisodeInfo) -> dict[str, object]:
@@ -123,8 +115,8 @@ def info(
             table.add_row("chunk steps", str(stats.chunk_steps))
             table.add_row("episodes", str(stats.episodes))
             table.add_row("steps", str(stats.steps))
-            table.add_row("array bytes", _human_bytes(stats.bytes))
-            table.add_row("file bytes", _human_bytes(stats.file_bytes))
+            table.add_row("array bytes", human_bytes(stats.bytes))
+            table.add_row("file bytes", human_bytes(stats.file_bytes))
             table.add_row("by source", ", ".join(f"{k}={v}" for k, v in sorted(stats.by_source.items())) or "-")
             st.out.print(table)
             return
@@ -143,7 +135,7 @@ def info(
         arrays.add_column(column)
     for name, spec in found.arrays.items():
         shape = [found.length, *spec.step_shape]
-        arrays.add_row(name, spec.dtype, str(shape), _human_bytes(found.length * spec.step_bytes))
+        arrays.add_row(name, spec.dtype, str(shape), human_bytes(found.length * spec.step_bytes))
     st.out.print(arrays)
 
 

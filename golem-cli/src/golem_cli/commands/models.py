@@ -9,22 +9,11 @@ import typer
 from rich.table import Table
 
 from golem.learning.archives import ArchiveEntry, list_archives
+from golem_cli.tables import human_bytes, number
 from golem_cli.options import JsonOpt, SetOpt
 from golem_cli.state import state
 
 app = typer.Typer(help="Trained models: archives and the active model per profile.", no_args_is_help=True)
-
-
-def _size(n: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f}{unit[0]}" if unit == "B" else f"{n:.1f}{unit[0]}"
-        n /= 1024
-    return str(n)
-
-
-def _num(value: float | None, fmt: str = ".3f") -> str:
-    return "—" if value is None else format(value, fmt)
 
 
 @app.command("list")
@@ -67,11 +56,11 @@ def list_command(
 
 def _row(e: ArchiveEntry) -> list[str]:
     if e.error:
-        return ["[red]unreadable[/red]", _size(e.bytes), "", "", "", "", "", "", ""]
+        return ["[red]unreadable[/red]", human_bytes(e.bytes, short=True), "", "", "", "", "", "", ""]
     val = e.validation or {}
     created = (e.created or "—").replace("T", " ")[:16] + (" *" if e.active else "")
     return [
-        created, _size(e.bytes), e.model or "—", ",".join(e.sensors),
-        str(e.epochs) if e.epochs is not None else "—", e.loss or "—", _num(e.learning_rate, "g"),
-        _num(val.get("exact_match")), _num(e.mean_f1),
+        created, human_bytes(e.bytes, short=True), e.model or "—", ",".join(e.sensors),
+        str(e.epochs) if e.epochs is not None else "—", e.loss or "—", number(e.learning_rate, "g"),
+        number(val.get("exact_match")), number(e.mean_f1),
     ]

@@ -6,9 +6,9 @@ import json
 from typing import Annotated, Optional
 
 import typer
-from rich.table import Table
 
 from golem.learning.training import TrainPlan, TrainResult, train
+from golem_cli.tables import action_scores
 from golem_cli.options import DeviceOpt, JsonOpt, PluginOpt, SetOpt, StoreOpt
 from golem_cli.state import state
 
@@ -45,23 +45,15 @@ def train_command(
     _report(st.out, result)
 
 
-def _fmt(value: float | None) -> str:
-    return "—" if value is None else f"{value:.3f}"
-
-
 def _report(out, result: TrainResult) -> None:
     """Validation per-action precision/recall/F1, exact match, and where the checkpoint went."""
     val = result.validation
     if val is None:
         out.print("[yellow]no validation episodes (training.validation_split or too few episodes)[/yellow]")
     else:
-        table = Table(title=f"Validation: {val.steps} steps, each once, state carried")
-        for col in ("action", "precision", "recall", "F1", "pressed", "predicted"):
-            table.add_column(col, justify="left" if col == "action" else "right")
-        for name, s in val.actions.items():
-            table.add_row(name, _fmt(s.precision), _fmt(s.recall), _fmt(s.f1), str(s.support), str(s.predicted))
-        table.caption = f"exact match {val.exact_match:.3f}   loss {val.loss:.4f}"
-        out.print(table)
+        title = f"Validation: {val.steps} steps, each once, state carried"
+        caption = f"exact match {val.exact_match:.3f}   loss {val.loss:.4f}"
+        out.print(action_scores(title, val.actions, caption, support="pressed"))
     last = result.history[-1] if result.history else None
     if last is not None:
         out.print(f"epoch {last['epoch'] + 1}: train loss {last['train_loss']:.4f}, {last['frames_per_s']:.0f} frames/s on {result.device}")
