@@ -150,3 +150,48 @@ def test_stored_episodes_say_how_they_ended(golem_cli, tmp_path: Path):
     with TrajectoryStore.open(_store(tmp_path)) as store:
         for info in store.episodes():  # the basic expert kills the monster: the episode ends by itself
             assert info.meta.terminated is True and info.meta.truncated is False
+
+
+def _children(pid: int) -> set[int]:
+    """Pids whose parent is ``pid`` (from /proc)."""
+    found = set()
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                fields = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if int(fields[1]) == pid and fields[0] not in ("Z", "X"):
+                found.add(int(name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return False
+    return fields[0] not in ("Z", "X")
+
+
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM])
+def test_workers_and_their_engines_die_with_a_killed_recorder(tmp_path: Path, how):
+    proc = subprocess.Popen(
+        [str(GOLEM), "run", "record", "--expert", "basic", "--episodes", "400", "--workers", "2"],
+        cwd=tmp_path, env=_clean_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    try:
+        _wait_for_episodes(_store(tmp_path), 2, proc)
+        workers = _children(proc.pid)
+        engines = {e for w in workers for e in _children(w) if Path(f"/proc/{e}/comm").read_text().strip() == "vizdoom"}
+        assert len(engines) == 2, (workers, engines)
+        proc.send_signal(how)  # the parent alone, as `kill` does
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and any(_alive(p) for p in workers | engines):
+            time.sleep(0.2)
+        left = sorted(p for p in workers | engines if _alive(p))
+        assert not left, f"left running after {how.name} of the recorder: {left}"
+    finally:
+        if proc.poll() is None:
+            proc.kill()

@@ -4,6 +4,10 @@ Recording and evaluation both hand out tasks (seeds) to N processes, each with
 its own ViZDoom engine, and consume what comes back one item at a time. The
 worker side is :func:`serve`; the parent side is :func:`run_pool`.
 
+Workers die with their parent, however it ends (``kill -9`` included): on
+Linux each asks the kernel for SIGKILL when its parent dies
+(``PR_SET_PDEATHSIG``), and its engine guard then takes the engine down.
+
 Start method: ``fork`` starts in milliseconds and inherits loaded plugins, but
 a process that has already run tensor maths must not fork (torch's thread pool
 does not survive it and the child hangs), so callers that may follow training
@@ -12,8 +16,13 @@ in the same process ask for ``spawn``.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import multiprocessing as mp
+import os
 import queue
+import signal
+import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
@@ -21,6 +30,26 @@ from golem.errors import GolemError
 
 #: ``produce(tasks) -> items``: the work one worker does on the tasks it takes.
 Produce = Callable[[Iterator[Any]], Iterable[Any]]
+
+
+#: ``prctl`` option: the signal the kernel sends this process when its parent dies (linux/prctl.h).
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(parent: int) -> None:
+    """Ask the kernel to SIGKILL this process when ``parent`` dies; exit now if it already has (Linux only)."""
+    if not sys.platform.startswith("linux"):
+        return
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
+
+
+def _worker_main(parent: int, target: Callable[..., None], *args: Any) -> None:
+    """A worker process's entry: tie its life to the parent's, then run ``target(*args)``."""
+    die_with_parent(parent)
+    target(*args)
 
 
 def serve(tasks: Any, results: Any, produce: Produce, what: str) -> None:
@@ -71,7 +100,10 @@ def run_pool(
         task_q.put(task)
     for _ in range(n):
         task_q.put(None)
-    procs = [ctx.Process(target=target, args=(*args, task_q, result_q), daemon=True) for _ in range(n)]
+    parent = os.getpid()
+    procs = [
+        ctx.Process(target=_worker_main, args=(parent, target, *args, task_q, result_q), daemon=True) for _ in range(n)
+    ]
     for p in procs:
         p.start()
     running = n
