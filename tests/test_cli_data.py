@@ -131,3 +131,35 @@ def test_console_script(env: tuple[CliRunner, Path]) -> None:
     assert len(json.loads(listed.stdout)["episodes"]) == 3
     bad = run("info", "42", "--store", store)
     assert bad.returncode == 2 and bad.stderr.strip().splitlines()[-1] == f"error: no episode 42 in {store}"
+
+
+def test_imported_modalities_match_what_the_sensors_record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each sensor converts its seed-layout array: thermal masks stay {0, 1}, other resolutions are resized."""
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(0)
+    T = 6
+    mask = (rng.random((T, 64, 64)) > 0.8).astype(np.float32)  # the seed's float {0, 1} thermal masks
+    big = tmp_path / "big.npz"
+    np.savez_compressed(big, frames=rng.random((T, 120, 160, 3)).astype(np.float32),
+                        actions=rng.integers(0, 2, (T, len(BASIC))), thermals=mask)
+    runner = CliRunner()
+    store = str(tmp_path / "imported")
+    result = invoke(runner, "data", "import", str(big), "--store", store, "--json")
+    assert result.exit_code == 0, result.output
+    with TrajectoryStore.open(Path(store)) as opened:
+        arrays = opened.read_episode(0)
+    assert arrays["frames"].shape == (T, 3, 64, 64) and arrays["frames"].dtype == np.uint8
+    assert arrays["thermals"].shape == (T, 1, 64, 64)
+    assert set(np.unique(arrays["thermals"])) <= {0, 1}  # as recorded: {0, 1}, not {0, 255}
+    np.testing.assert_array_equal(arrays["thermals"][:, 0], mask.astype(np.uint8))
+    export = tmp_path / "out"
+    assert invoke(runner, "data", "export", str(export), "--store", store).exit_code == 0
+    (exported,) = export.glob("*.npz")
+    with np.load(exported) as data:
+        assert data["thermals"].max() == 1 and data["frames"].shape == (T, 3, 64, 64)
+
+    not_a_mask = tmp_path / "noise.npz"
+    np.savez_compressed(not_a_mask, frames=np.zeros((T, 64, 64, 3), np.uint8),
+                        actions=np.zeros((T, len(BASIC)), np.uint8), thermals=rng.random((T, 64, 64)).astype(np.float32))
+    refused = invoke(runner, "data", "import", str(not_a_mask), "--store", store)
+    assert refused.exit_code != 0 and "0/1 mask" in refused.output

@@ -20,9 +20,12 @@ from functools import lru_cache
 from typing import Any, ClassVar
 
 import numpy as np
+import structlog
 
 from golem.errors import GolemError
 from golem.sensors import Sensor
+
+log = structlog.get_logger(__name__)
 
 SIZE = 64
 
@@ -225,7 +228,20 @@ class ImageSensor(Sensor):
         return (self.image_channels, SIZE, SIZE)
 
     @classmethod
+    def resize_image(cls, image: np.ndarray) -> np.ndarray:
+        """One stored image uint8 ``[C, H, W]`` → ``[C, SIZE, SIZE]`` the way the sensor resizes its buffer (bilinear)."""
+        return np.stack([bilinear_resize_uint8(channel) for channel in image])
+
+    @classmethod
     def from_legacy(cls, source: str, array: np.ndarray) -> np.ndarray:
         """Seed-layout ``[T, C, H, W]`` or ``[T, H, W, C]`` (``[T, H, W]`` for one channel), uint8 or float
-        in ``[0, 1]`` → uint8 ``[T, C, H, W]``."""
-        return legacy_image(source, cls.key, array, channels=cls.image_channels)
+        in ``[0, 1]`` → uint8 ``[T, C, SIZE, SIZE]``.
+
+        Images of another size are resized as the sensor resizes its engine buffer
+        (:meth:`resize_image`), and a warning says so.
+        """
+        images = legacy_image(source, cls.key, array, channels=cls.image_channels)
+        if images.shape[2:] == (SIZE, SIZE):
+            return images
+        log.warning("legacy_images_resized", file=source, array=cls.key, found=list(images.shape[2:]), stored=[SIZE, SIZE])
+        return np.ascontiguousarray(np.stack([cls.resize_image(image) for image in images]))

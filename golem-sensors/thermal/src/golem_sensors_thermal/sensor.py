@@ -29,6 +29,30 @@ class ThermalSensor(ImageSensor):
     key = "thermals"
     image_channels = 1
 
+    @classmethod
+    def resize_image(cls, image: np.ndarray) -> np.ndarray:
+        """A mask ``[1, H, W]`` → ``[1, 64, 64]`` by nearest neighbour, as the labels buffer is resized."""
+        return nearest_resize(image[0])[None]
+
+    @classmethod
+    def from_legacy(cls, source: str, array: np.ndarray) -> np.ndarray:
+        """Seed-layout masks ``[T, H, W]`` or ``[T, 1, H, W]`` → uint8 ``{0, 1}`` ``[T, 1, 64, 64]``, as recorded.
+
+        The seed stored float masks in ``{0, 1}``; uint8 masks in ``{0, 1}`` or
+        ``{0, 255}`` are accepted too. Anything else is not a mask (one-line error).
+        """
+        from golem.errors import GolemError
+
+        values = np.unique(array)
+        if array.dtype.kind == "f" and np.isin(values, (0.0, 1.0)).all():
+            mask = (array > 0.5).astype(np.uint8)
+        elif array.dtype.kind in "biu" and (np.isin(values, (0, 1)).all() or np.isin(values, (0, 255)).all()):
+            mask = (array > 0).astype(np.uint8)
+        else:
+            shown = ", ".join(f"{v:g}" for v in values[:6].astype(float))
+            raise GolemError(f"{source}: 'thermals' must be a 0/1 mask (float or uint8, or uint8 0/255), found values {shown}")
+        return super().from_legacy(source, mask)
+
     def configure(self, game: Any) -> None:
         game.set_labels_buffer_enabled(True)
 
