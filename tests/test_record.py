@@ -8,6 +8,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from golem.errors import GolemError
@@ -195,3 +196,12 @@ def test_workers_and_their_engines_die_with_a_killed_recorder(tmp_path: Path, ho
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_recording_again_continues_after_the_stored_seeds(golem_cli, tmp_path: Path):
+    golem_cli(["run", "record", "--expert", "basic", "--episodes", "2"], check=True)
+    golem_cli(["run", "record", "--expert", "basic", "--episodes", "2"], check=True)
+    golem_cli(["run", "record", "--expert", "basic", "--episodes", "1", "--seed", "0"], check=True)  # asked for
+    with TrajectoryStore.open(_store(tmp_path)) as store:
+        assert [i.meta.seed for i in store.episodes()] == [0, 1, 2, 3, 0]
+        assert not np.array_equal(store.read(1, "frames"), store.read(3, "frames"))

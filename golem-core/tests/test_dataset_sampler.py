@@ -392,3 +392,20 @@ def test_load_batch_to_device_matches_cpu(store: TrajectoryStore, gsettings: Gol
     torch.testing.assert_close(moved.inputs["visual"].cpu(), cpu.inputs["visual"])
     torch.testing.assert_close(moved.targets.cpu(), cpu.targets)
     assert moved.is_first.cpu().tolist() == cpu.is_first.tolist()
+
+
+def test_copies_of_one_episode_start_stay_on_one_side_of_the_split() -> None:
+    from golem.data.store import EpisodeInfo
+
+    def info(eid: int, seed: int | None) -> EpisodeInfo:
+        meta = EpisodeMeta(profile="basic", action_names=list(BASIC), scenario="basic", seed=seed, length=10)
+        return EpisodeInfo(id=eid, meta=meta, arrays={}, chunk_steps=8)
+
+    episodes = [info(i, i % 10) for i in range(40)]  # four copies of seeds 0..9
+    for split_seed in range(20):
+        train, val = split_episodes(episodes, 0.3, seed=split_seed)
+        assert val and train
+        assert not {i.meta.seed for i in train} & {i.meta.seed for i in val}
+        assert len(val) == 4 * 3  # 3 of the 10 distinct starts, with all their copies
+    unseeded = [info(i, None) for i in range(10)]  # no seed known: each episode is its own start
+    assert len(split_episodes(unseeded, 0.3, seed=0)[1]) == 3

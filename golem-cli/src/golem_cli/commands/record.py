@@ -8,7 +8,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from golem.errors import GolemError
-from golem.data.recording import Episode, RecordPlan, record, resolve_expert
+from golem.data.recording import Episode, RecordPlan, continuing_seeds, record, resolve_expert
 from golem.runtime.scenarios import resolve_scenario
 from golem.selection import check_selected
 from golem.runtime.session import check_display
@@ -65,6 +65,8 @@ def record_command(
     )
     what = f"{expert or 'human'} on {scenario_name}"
     with TrajectoryStore.open_or_create(path) as opened, progress:
+        if "game.seed" not in resolved.sources:  # no seed asked for: continue after the stored ones
+            plan.seeds = continuing_seeds(opened, scenario_name, settings.game.seed, episodes)
         task = progress.add_task("record", total=episodes, what=what, fps=0.0, mean=0.0)
         started = progress.get_time()
 

@@ -192,6 +192,8 @@ def split_episodes(
     holding out ``round(n * validation_split)`` episodes; the base group holds
     out at least one when ``validation_split > 0`` and it has two or more, and
     always keeps at least one for training. Both lists keep id order.
+    Episodes of one scenario and seed (copies of one start, e.g. recorded twice)
+    always land on the same side, so validation never scores a copy of a training episode.
     """
     if not 0.0 <= validation_split < 1.0:
         raise GolemError(f"validation_split must be in [0, 1), got {validation_split}")
@@ -199,7 +201,12 @@ def split_episodes(
     train_ids: set[int] = set()
     val_ids: set[int] = set()
     for is_recovery in (False, True):
-        group = sorted(info.id for info in episodes if (info.meta.source == RECOVERY) == is_recovery)
+        members: dict[Any, list[int]] = {}  # one entry per distinct episode start, in id order
+        for info in sorted(episodes, key=lambda i: i.id):
+            if (info.meta.source == RECOVERY) == is_recovery:
+                key = (info.meta.scenario, info.meta.map, info.meta.seed) if info.meta.seed is not None else info.id
+                members.setdefault(key, []).append(info.id)
+        group = list(members.values())
         n = len(group)
         n_val = int(round(n * validation_split))
         if not is_recovery and validation_split > 0 and n >= 2:
@@ -207,8 +214,8 @@ def split_episodes(
         if not is_recovery:
             n_val = min(n_val, max(n - 1, 0))
         order = rng.permutation(n)
-        val_ids.update(group[i] for i in order[:n_val])
-        train_ids.update(group[i] for i in order[n_val:])
+        val_ids.update(i for k in order[:n_val] for i in group[k])
+        train_ids.update(i for k in order[n_val:] for i in group[k])
     train = [info for info in episodes if info.id in train_ids]
     val = [info for info in episodes if info.id in val_ids]
     return train, val

@@ -188,6 +188,17 @@ def episode_counters(result: EpisodeResult) -> dict[str, float]:
     return {"kills": float(result.kills), "health": result.health, "tics": float(result.tics), "dead": float(result.dead)}
 
 
+def continuing_seeds(store: TrajectoryStore, scenario: str, first: int, n: int) -> list[int]:
+    """``n`` seeds from ``first``, or from after the largest seed already stored for ``scenario`` if that is later.
+
+    Recording again into a store then adds new episode starts instead of
+    byte-identical copies of the old ones.
+    """
+    stored = [i.meta.seed for i in store.episodes() if i.meta.scenario == scenario and i.meta.seed is not None]
+    start = max([first, *(int(s) + 1 for s in stored)])
+    return list(range(start, start + n))
+
+
 def _episodes_in_process(
     settings: GolemSettings, registry: Registry, plan: RecordPlan, scenario: str, seeds: Sequence[int]
 ) -> Iterator[Episode]:
