@@ -163,3 +163,12 @@ def test_imported_modalities_match_what_the_sensors_record(tmp_path: Path, monke
                         actions=np.zeros((T, len(BASIC)), np.uint8), thermals=rng.random((T, 64, 64)).astype(np.float32))
     refused = invoke(runner, "data", "import", str(not_a_mask), "--store", store)
     assert refused.exit_code != 0 and "0/1 mask" in refused.output
+
+
+def test_a_text_file_named_npz_is_not_called_pickled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    fake = tmp_path / "notes.npz"
+    fake.write_text("these are my notes, not a recording\n")
+    result = invoke(CliRunner(), "data", "import", str(fake), "--store", str(tmp_path / "s"))
+    assert result.exit_code != 0
+    assert "not a .npz file" in result.output and "pickle" not in result.output

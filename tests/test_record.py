@@ -205,3 +205,9 @@ def test_recording_again_continues_after_the_stored_seeds(golem_cli, tmp_path: P
     with TrajectoryStore.open(_store(tmp_path)) as store:
         assert [i.meta.seed for i in store.episodes()] == [0, 1, 2, 3, 0]
         assert not np.array_equal(store.read(1, "frames"), store.read(3, "frames"))
+
+
+def test_recording_without_any_sensor_is_refused(golem_cli, tmp_path: Path):
+    proc = golem_cli(["run", "record", "--expert", "basic", "--episodes", "1", "--plugin", "no:visual"])
+    assert proc.returncode != 0 and "no sensor is enabled" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr

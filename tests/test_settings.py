@@ -131,3 +131,11 @@ def test_invalid_setting_via_cli_is_one_line_nonzero(golem_cli, tmp_path: Path):
     assert proc.stderr.strip().count("\n") == 0, proc.stderr
     assert "brain.profile" in proc.stderr and "turbo" in proc.stderr and "classic" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_a_misspelled_section_in_the_file_names_the_file(tmp_path: Path):
+    (tmp_path / "golem.toml").write_text("[trainig]\nepochs = 3\n")
+    with pytest.raises(SettingsError) as info:
+        load_settings(environ={}, cwd=tmp_path)
+    message = str(info.value)
+    assert "unknown setting 'trainig'" in message and f"file {tmp_path / 'golem.toml'}" in message

@@ -379,7 +379,9 @@ def _explain(exc: ValidationError, sources: Mapping[str, str], prefix: str = "")
         else:
             break
     key = ".".join(([prefix] if prefix else []) + key_parts) or "<root>"
-    source = next((s for k, s in sources.items() if key == k or key.startswith(k + ".")), "default")
+    source = next(
+        (s for k, s in sources.items() if key == k or key.startswith(k + ".") or k.startswith(key + ".")), "default"
+    )
     if first["type"] == "extra_forbidden":
         message = f"unknown setting {key!r} (from {source}); see `golem config show` for the known keys"
     else:

@@ -8,7 +8,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from golem.errors import GolemError
-from golem.data.recording import Episode, RecordPlan, continuing_seeds, record, resolve_expert
+from golem.data.recording import Episode, RecordPlan, continuing_seeds, record, require_sensors, resolve_expert
 from golem.runtime.scenarios import resolve_scenario
 from golem.selection import check_selected
 from golem.runtime.session import check_display
@@ -39,6 +39,7 @@ def record_command(
     settings = resolved.settings
     registry = st.host.registry
     check_selected(settings, registry, ["sensors"])
+    require_sensors(settings)
     scenario_given = "game.scenario" in resolved.sources
     if expert is not None:
         _, scenario_name = resolve_expert(settings, registry, expert, scenario_given)

@@ -188,6 +188,17 @@ def episode_counters(result: EpisodeResult) -> dict[str, float]:
     return {"kills": float(result.kills), "health": result.health, "tics": float(result.tics), "dead": float(result.dead)}
 
 
+def require_sensors(settings: GolemSettings) -> None:
+    """Refuse to record episodes without observations.
+
+    Raises:
+        GolemError: ``brain.sensors`` is empty (e.g. ``--plugin no:visual`` alone).
+    """
+    if not settings.brain.sensors:
+        raise GolemError("no sensor is enabled (brain.sensors is empty): the episodes would hold no observations; "
+                         "enable one, e.g. --plugin visual")
+
+
 def continuing_seeds(store: TrajectoryStore, scenario: str, first: int, n: int) -> list[int]:
     """``n`` seeds from ``first``, or from after the largest seed already stored for ``scenario`` if that is later.
 
@@ -269,6 +280,7 @@ def record(
     interruption (``KeyboardInterrupt``) keeps every completed episode.
     ``on_episode(episode_id, episode)`` is called after each write (progress).
     """
+    require_sensors(settings)
     seeds = plan.seeds or [settings.game.seed + i for i in range(plan.episodes)]
     if plan.workers > 1 and plan.demonstrator == "human":
         raise GolemError("--workers applies to experts; a human records in one window")
