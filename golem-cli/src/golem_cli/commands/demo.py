@@ -122,3 +122,23 @@ def demo_command(
             title="golem demo",
         )
     )
+    st.out.print("next, with the demo's files:", highlight=False)
+    for line in next_commands(result.active, store_path, report.episodes[0] if report.episodes else 0):
+        st.out.print(f"  {line}", highlight=False, soft_wrap=True)
+
+
+def next_commands(model: Path, store: Path, episode: int) -> list[str]:
+    """Commands a person can run next on the demo's model and store (paths as they work from here)."""
+    def shown(path: Path) -> str:
+        try:
+            return str(path.resolve().relative_to(Path.cwd()))
+        except ValueError:
+            return str(path)
+
+    m, s = shown(model), shown(store)
+    return [
+        f"golem run play --model {m} --video play.gif",
+        f"golem run evaluate --model {m} --episodes 100 --workers 2",
+        f"golem run examine --model {m} --store {s} --episode {episode} --step 3",
+        f"golem run inspect --store {s}",
+    ]
