@@ -195,10 +195,11 @@ def test_evaluate_scoreboard_in_workers(golem_cli, tmp_path: Path):
 def test_bad_inputs_are_one_line_errors(golem_cli, tmp_path: Path):
     assert "golem run train" in _one_error_line(golem_cli(["run", "play"]))
     fluid = _save(tmp_path / "fluid.safetensors", profile="fluid")
-    line = _one_error_line(golem_cli(["run", "play", "--model", str(fluid)]))
+    # The model's own profile and sensors are taken from its checkpoint; asking for others is a real mismatch.
+    line = _one_error_line(golem_cli(["run", "play", "--model", str(fluid), "--set", "brain.profile=basic"]))
     assert "model was trained for profile fluid (9 actions) but the scenario session uses basic (8)" in line
     thermal = _save(tmp_path / "thermal.safetensors", sensors=("visual", "thermal"))
-    line = _one_error_line(golem_cli(["run", "evaluate", "--model", str(thermal), "--episodes", "1"]))
+    line = _one_error_line(golem_cli(["run", "evaluate", "--model", str(thermal), "--episodes", "1", "--plugin", "no:thermal"]))
     assert "model expects sensors visual, thermal but the session reads visual" in line
     active = _active(tmp_path)
     assert "unknown scenario 'no_such_map'" in _one_error_line(golem_cli(["run", "play", "-s", "no_such_map"]))
@@ -206,3 +207,22 @@ def test_bad_inputs_are_one_line_errors(golem_cli, tmp_path: Path):
     active.write_bytes(blob[: len(blob) // 2])
     assert "corrupt" in _one_error_line(golem_cli(["run", "play"]))
     assert "DISPLAY" in _one_error_line(golem_cli(["run", "play", "--window"], env={"DISPLAY": ""}))
+
+
+def test_play_and_evaluate_take_the_models_sensors_profile_and_sensor_settings(golem_cli, tmp_path: Path):
+    # A model trained on the fluid profile with thermal and audio at 11,025 Hz plays with no flags at all.
+    settings = GolemSettings.model_construct(
+        brain=BrainSettings.model_validate(
+            {"profile": "fluid", "sensors": ["visual", "thermal", "audio"], "dsp": {"sample_rate": 11025}}
+        )
+    )
+    torch.manual_seed(0)
+    spec = ModelSpec.from_settings(settings, REGISTRY)
+    assert spec.sensor_settings["brain.dsp"]["sample_rate"] == 11025
+    path = save_checkpoint(tmp_path / "rich.safetensors", REGISTRY.get("models", "cfc").obj(spec), spec.to_metadata())
+    out = json_out(golem_cli(["run", "play", "--model", str(path), "--max-steps", "5", "--json"], check=True))
+    assert len(out["episodes"]) == 1 and out["episodes"][0]["tics"] == 5
+    golem_cli(["run", "evaluate", "--model", str(path), "--episodes", "1", "--max-steps", "5"], check=True)
+    # a sample rate given that the model was not trained with is a real mismatch: one line
+    line = _one_error_line(golem_cli(["run", "play", "--model", str(path), "--set", "brain.dsp.sample_rate=22050"]))
+    assert "audio" in line and "(2, 2520)" in line and "(2, 1260)" in line

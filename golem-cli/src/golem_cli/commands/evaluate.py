@@ -70,9 +70,8 @@ def evaluate_command(
         if target.suffix.lower() not in (".json", ".csv"):
             raise typer.BadParameter(f"{target.name}: must end in .json or .csv", param_hint="--out")
     resolved = st.resolve(plugin=plugin, set_=set_, flags={"game.scenario": scenario})
-    settings = resolved.settings
     registry = st.host.registry
-    path, _, scenario_name, threshold = resolve_player(resolved, model)
+    path, _, scenario_name, threshold, settings = resolve_player(resolved, model, registry)
     resolve_scenario(scenario_name, settings.game.doom_map)  # unknown names fail before any worker starts
     expert = expert_for(registry, scenario_name)
     plan = EvalPlan(

@@ -11,7 +11,8 @@ import numpy as np
 import typer
 from rich.table import Table
 
-from golem.runtime.agent import check_compatible, load_agent, trained_scenario, trained_threshold
+from golem.registry import Registry
+from golem.runtime.agent import check_compatible, load_agent, settings_for_model, trained_scenario, trained_threshold
 from golem.runtime.rollout import EpisodeResult, run_episode
 from golem.runtime.video import VIDEO_FPS, VideoObserver, VideoWriter
 from golem.learning.archives import resolve_model
@@ -33,23 +34,27 @@ class RealTime:
         game.set_ticrate(VIDEO_FPS)
 
 
-def resolve_player(resolved: ResolvedSettings, model: Path | None) -> tuple[Path, dict[str, Any], str, float]:
-    """``(checkpoint, metadata, scenario, threshold)`` for play/evaluate.
+def resolve_player(
+    resolved: ResolvedSettings, model: Path | None, registry: Registry
+) -> tuple[Path, dict[str, Any], str, float, GolemSettings]:
+    """``(checkpoint, metadata, scenario, threshold, settings)`` for play/evaluate.
 
     The scenario is the one given (flag, ``--set``, file, environment), else the
     one in the model's metadata, else ``game.scenario``'s default. The threshold
-    is a given ``brain.activation``, else the model's, else the default.
+    is a given ``brain.activation``, else the model's, else the default. The
+    settings take the model's profile, sensors and sensor settings where none
+    were given (:func:`golem.runtime.agent.settings_for_model`).
     """
-    settings = resolved.settings
-    path = resolve_model(settings, model)
+    path = resolve_model(resolved.settings, model)
     metadata = read_metadata(path)
+    settings = settings_for_model(resolved, metadata, registry)
     scenario = settings.game.scenario
     if "game.scenario" not in resolved.sources:
         scenario = trained_scenario(metadata) or scenario
     threshold = settings.brain.activation
     if "brain.activation" not in resolved.sources:
         threshold = trained_threshold(metadata) or threshold
-    return path, metadata, scenario, threshold
+    return path, metadata, scenario, threshold, settings
 
 
 def episode_line(index: int, result: EpisodeResult) -> str:
@@ -80,9 +85,8 @@ def play_command(
     if window:
         check_display()
     resolved = st.resolve(plugin=plugin, set_=set_, flags={"game.scenario": scenario, "game.seed": seed})
-    settings: GolemSettings = resolved.settings
     registry = st.host.registry
-    path, _, scenario_name, threshold = resolve_player(resolved, model)
+    path, _, scenario_name, threshold, settings = resolve_player(resolved, model, registry)
     writer = VideoWriter(video) if video is not None else None
     agent = load_agent(path, registry, threshold)
     sensors = build_sensors(settings, registry)

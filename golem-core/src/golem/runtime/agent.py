@@ -32,6 +32,7 @@ from golem.learning.modelspec import ModelSpec
 
 if TYPE_CHECKING:
     from golem.registry import Registry
+    from golem.settings import GolemSettings, ResolvedSettings
     from golem.sensors import Sensor
     from golem.runtime.session import Session
 
@@ -237,6 +238,34 @@ def trained_scenario(metadata: Mapping[str, Any]) -> str | None:
     return None
 
 
+def settings_for_model(resolved: ResolvedSettings, metadata: Mapping[str, Any], registry: Registry) -> GolemSettings:
+    """The run's settings with the checkpoint's profile, sensors and sensor sections wherever the user set none.
+
+    A model then plays as it was trained (``--plugin``/``--set`` still override;
+    a real mismatch is reported by :func:`check_compatible`). Sections are taken
+    for sensors that are installed and declare them (``brain.dsp``); checkpoints
+    from before sensors owned their settings record audio's as ``dsp``.
+    """
+    from golem.profiles import PROFILES
+    from golem.settings import with_section
+
+    spec = metadata.get("spec") if isinstance(metadata.get("spec"), Mapping) else {}
+    given = resolved.sources
+    settings = resolved.settings.model_copy(deep=True)
+    if "brain.profile" not in given and spec.get("profile") in PROFILES:
+        settings.brain.profile = str(spec["profile"])
+    if "brain.sensors" not in given and spec.get("sensors"):
+        settings.brain.sensors = [str(s) for s in spec["sensors"]]
+    sections = dict(spec.get("sensor_settings") or {})
+    if spec.get("dsp") and "brain.dsp" not in sections:
+        sections["brain.dsp"] = spec["dsp"]
+    known = registry.settings_sections()
+    for key, values in sections.items():
+        if key in known and not any(k == key or k.startswith(key + ".") for k in given):
+            settings = with_section(settings, known[key].model_validate(values))
+    return settings
+
+
 def trained_threshold(metadata: Mapping[str, Any]) -> float | None:
     """The ``brain.activation`` a checkpoint was trained with, when recorded."""
     value = metadata.get("activation")
@@ -263,6 +292,7 @@ __all__ = [
     "LIVE_THREADS",
     "Agent",
     "load_agent",
+    "settings_for_model",
     "trained_scenario",
     "trained_threshold",
     "check_compatible",
