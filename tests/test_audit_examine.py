@@ -303,3 +303,25 @@ def test_bad_input_is_one_line(ws: Workspace, args: list[str], needle: str):
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
     assert needle in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def test_activate_an_archive_and_a_damaged_active_model_is_shown_damaged(tmp_path: Path):
+    w = Workspace(tmp_path)
+    archive = w.models / "archive" / "20260102T000000Z-cfc.safetensors"
+    _save_model(w.settings(), archive, seed=4, extra={"created": "2026-01-02T00:00:00+00:00"})
+    _save_model(w.settings(), w.active, seed=5)  # an active model that is not that archive
+    assert json_out(w.golem("models", "list", "--json", check=True))[0]["active"] is False
+    done = w.golem("models", "activate", "1", check=True)
+    assert "active model" in done.stdout and w.active.read_bytes() == archive.read_bytes()
+    assert json_out(w.golem("models", "list", "--json", check=True))[0]["active"] is True
+    blob = bytearray(w.active.read_bytes())
+    blob[-5] ^= 0xFF  # damage the tensor data, keep the header
+    w.active.write_bytes(bytes(blob))
+    listing = w.golem("models", "list", check=True)
+    assert "the active model is damaged" in listing.stdout and "SHA-256" in listing.stdout
+    assert json_out(w.golem("models", "list", "--json", check=True))[0]["active"] is False
+    missing = w.golem("models", "activate", "7")
+    assert missing.returncode != 0 and "is not one of them" in missing.stderr
+    assert len(missing.stderr.strip().splitlines()) == 1
+    w.golem("models", "activate", str(archive), check=True)  # by path
+    assert json_out(w.golem("models", "list", "--json", check=True))[0]["active"] is True

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 from rich.table import Table
 
-from golem.learning.archives import ArchiveEntry, list_archives
+from golem.errors import GolemError
+from golem.learning.archives import ArchiveEntry, activate, active_models, list_archives
 from golem_cli.tables import human_bytes, number
 from golem_cli.options import JsonOpt, SetOpt
 from golem_cli.state import state
@@ -27,9 +29,15 @@ def list_command(
     st = state(ctx)
     settings = st.resolve(set_=set_).settings
     entries = list_archives(settings, profile)
+    damaged = [a for a in active_models(settings, profile) if a.error]
     if as_json:
         typer.echo(json.dumps([e.to_dict() for e in entries]))
         return
+    for active in damaged:
+        st.out.print(
+            f"[red]profile {active.profile}: the active model is damaged[/red] ({active.error}); "
+            f"choose another with `golem models activate N`", highlight=False, soft_wrap=True,
+        )
     if not entries:
         st.out.print(f"no archived models under {settings.data.root / 'models'}; run `golem run train`", highlight=False)
         return
@@ -64,3 +72,25 @@ def _row(e: ArchiveEntry) -> list[str]:
         str(e.epochs) if e.epochs is not None else "—", e.loss or "—", number(e.learning_rate, "g"),
         number(val.get("exact_match")), number(e.mean_f1),
     ]
+
+
+@app.command("activate")
+def activate_command(
+    ctx: typer.Context,
+    archive: Annotated[str, typer.Argument(help="An archive's path, or its number in `golem models list` for --profile.")],
+    profile: Annotated[Optional[str], typer.Option("--profile", help="Profile whose listing numbers ARCHIVE (default: brain.profile).")] = None,
+    set_: SetOpt = None,
+) -> None:
+    """Make an archived checkpoint its profile's active model (checked whole first, replaced atomically)."""
+    st = state(ctx)
+    settings = st.resolve(set_=set_).settings
+    path = Path(archive)
+    if archive.isdigit() and not path.is_file():
+        name = profile or settings.brain.profile
+        entries = list_archives(settings, name)
+        index = int(archive)
+        if not 1 <= index <= len(entries):
+            raise GolemError(f"profile {name} has {len(entries)} archive(s); {index} is not one of them (see `golem models list`)")
+        path = Path(entries[index - 1].path)
+    active = activate(settings, path)
+    st.out.print(f"active model → {active} (from {path})", highlight=False, soft_wrap=True)

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from golem.learning.checkpoints import Restored, read_metadata, restore
+from golem.atomic import atomic_write
+from golem.learning.checkpoints import Restored, load_checkpoint, read_metadata, restore
 from golem.errors import GolemError
 from golem.learning.training import ACTIVE, ARCHIVE
 
@@ -131,26 +132,69 @@ def _entry(profile: str, path: Path, active_sha: str | None) -> ArchiveEntry:
     )
 
 
+@dataclass(frozen=True)
+class ActiveModel:
+    """A profile's active model as checked: its path, and why it is damaged (``None`` when whole)."""
+
+    profile: str
+    path: str
+    error: str | None = None
+
+
+def active_models(settings: GolemSettings, profile: str | None = None) -> list[ActiveModel]:
+    """Every profile's active model, each read whole and checked against its recorded SHA-256."""
+    out = []
+    for folder in _profile_folders(settings, profile):
+        path = folder / ACTIVE
+        if path.is_file():
+            try:
+                load_checkpoint(path)
+                out.append(ActiveModel(folder.name, str(path)))
+            except GolemError as exc:
+                out.append(ActiveModel(folder.name, str(path), error=str(exc)))
+    return out
+
+
+def activate(settings: GolemSettings, archive: Path) -> Path:
+    """Make ``archive`` its profile's active model (checked whole first, copied atomically); returns the active path.
+
+    Raises:
+        GolemError: the archive is missing or damaged.
+    """
+    blob_path = Path(archive)
+    _, metadata = load_checkpoint(blob_path)  # verifies the SHA-256 of the tensor data
+    profile = str((metadata.get("spec") or {}).get("profile") or settings.brain.profile)
+    target = settings.data.root / "models" / profile / ACTIVE
+    with atomic_write(target) as fh:
+        fh.write(blob_path.read_bytes())
+    log.info("model.activated", archive=str(blob_path), active=str(target))
+    return target
+
+
+def _profile_folders(settings: GolemSettings, profile: str | None) -> list[Path]:
+    root = settings.data.root / "models"
+    if profile is not None:
+        return [root / profile]
+    return sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+
+
 def list_archives(settings: GolemSettings, profile: str | None = None) -> list[ArchiveEntry]:
     """Every archived checkpoint under ``<data.root>/models``, per profile, oldest first.
 
     Args:
         profile: only this profile (default: every profile folder found).
 
-    An archive whose tensor hash equals the active model's is marked ``active``.
-    Unreadable files are listed with ``error`` set rather than failing the listing.
+    An archive whose tensor hash equals the active model's is marked ``active``,
+    provided the active file is whole (read and checked against its SHA-256): a
+    damaged active model marks nothing. Unreadable files are listed with
+    ``error`` set rather than failing the listing.
     """
-    root = settings.data.root / "models"
-    if profile is not None:
-        folders = [root / profile]
-    else:
-        folders = sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
     out: list[ArchiveEntry] = []
-    for folder in folders:
+    for folder in _profile_folders(settings, profile):
         active_sha = None
         if (folder / ACTIVE).is_file():
             try:
-                active_sha = read_metadata(folder / ACTIVE).get("sha256")
+                active_sha = load_checkpoint(folder / ACTIVE)[1].get("sha256")
             except GolemError:
                 active_sha = None
         for path in sorted((folder / ARCHIVE).glob("*.safetensors")):
@@ -158,4 +202,7 @@ def list_archives(settings: GolemSettings, profile: str | None = None) -> list[A
     return out
 
 
-__all__ = ["ACTIVE", "ARCHIVE", "ArchiveEntry", "active_model_path", "list_archives", "load_model", "resolve_model"]
+__all__ = [
+    "ACTIVE", "ARCHIVE", "ActiveModel", "ArchiveEntry", "activate", "active_model_path", "active_models",
+    "list_archives", "load_model", "resolve_model",
+]
