@@ -171,4 +171,26 @@ def test_a_text_file_named_npz_is_not_called_pickled(tmp_path: Path, monkeypatch
     fake.write_text("these are my notes, not a recording\n")
     result = invoke(CliRunner(), "data", "import", str(fake), "--store", str(tmp_path / "s"))
     assert result.exit_code != 0
-    assert "not a .npz file" in result.output and "pickle" not in result.output
+    assert "not a readable .npz" in result.output and "no zip archive" in result.output and "pickle" not in result.output
+
+
+def test_commands_refuse_a_damaged_chunk_in_one_line(env: tuple[CliRunner, Path]) -> None:
+    import lmdb
+
+    from golem.data.store.lmdb_store import chunk_key
+
+    runner, root = env
+    store = root / "demos"
+    data_json(runner, "import", str(root / "recordings" / "run1.npz"), "--store", str(store))
+    lmdb_env = lmdb.open(str(store), max_dbs=4, map_size=1 << 30)
+    chunks = lmdb_env.open_db(b"chunks")
+    with lmdb_env.begin(write=True) as txn:
+        raw = bytearray(txn.get(chunk_key(0, "frames", 1), db=chunks))
+        raw[100] ^= 0xFF
+        txn.put(chunk_key(0, "frames", 1), bytes(raw), db=chunks)
+    lmdb_env.close()
+    for args in (["data", "export", str(root / "out"), "--store", str(store)], ["run", "inspect", "--store", str(store)]):
+        result = invoke(runner, *args)
+        assert result.exit_code != 0, args
+        errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+        assert len(errors) == 1 and "chunk 1 of 'frames' is damaged" in errors[0] and "golem data verify" in errors[0], result.output

@@ -172,6 +172,14 @@ def test_verify_detects_missing_and_corrupted_chunks(store: TrajectoryStore, tmp
         assert reopened.verify(checksums=False).problems.keys() == {0, 2}
         with pytest.raises(GolemError, match="missing chunk 1"):
             reopened.read(0, "frames", 0, 20)
+        # a damaged chunk is refused when a reader first touches it, by every read path
+        with pytest.raises(GolemError, match=r"episode 1: chunk 2 of 'audios' is damaged .*golem data verify"):
+            reopened.read(1, "audios")
+        with pytest.raises(GolemError, match="is damaged"), reopened.reader() as r:
+            r.view(1, "audios", 2 * reopened.chunk_steps, 2 * reopened.chunk_steps + 1)
+        with pytest.raises(GolemError, match="is damaged"):
+            reopened.read_into(np.zeros((1, 2, 16), np.float16), 1, "audios", 2 * reopened.chunk_steps)
+        assert reopened.read(1, "audios", 0, 2 * reopened.chunk_steps).shape[0] == 2 * reopened.chunk_steps  # whole chunks read
 
 
 def test_open_missing_store(tmp_path: Path) -> None:

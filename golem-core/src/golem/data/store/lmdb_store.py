@@ -102,6 +102,7 @@ class StoreReader:
         buf = self._txn.get(chunk_key(info.id, key, index), db=self._store._chunks)
         if buf is None:
             raise GolemError(f"episode {info.id} is missing chunk {index} of {key!r}; run `golem data verify`")
+        self._store._check_chunk(info, key, index, buf)
         return buf
 
     def view(self, episode: int | EpisodeInfo, key: str, start: int, stop: int) -> np.ndarray:
@@ -143,12 +144,15 @@ class StoreReader:
         cs = info.chunk_steps
         get, db, pack = self._txn.get, self._store._chunks, _CI.pack
         index = start // cs
+        verified, check = self._store._verified, self._store._check_chunk
         if (stop - 1) // cs == index:  # fast path: the window lies in one chunk — one get, one copy
             buf = get(prefix + pack(index), db=db)
             offset = (start - index * cs) * step_bytes
             if buf is None or offset + length * step_bytes > len(buf):
                 self._chunk(info, key, index)
                 raise GolemError("a chunk is shorter than its episode says; run `golem data verify`")
+            if (info.id, key, index) not in verified:
+                check(info, key, index, buf)
             out[...] = np.frombuffer(buf, dtype=dtype, count=length * items, offset=offset).reshape(out.shape)
             return out
         s = start
@@ -159,6 +163,8 @@ class StoreReader:
             buf = get(prefix + pack(index), db=db)
             if buf is None:
                 raise GolemError(f"episode {info.id} is missing chunk {index} of {key!r}; run `golem data verify`")
+            if (info.id, key, index) not in verified:
+                check(info, key, index, buf)
             offset = (s - first) * step_bytes
             if offset + (e - s) * step_bytes > len(buf):
                 raise GolemError("a chunk is shorter than its episode says; run `golem data verify`")
@@ -194,6 +200,7 @@ class TrajectoryStore:
         self._chunks = env.open_db(_CHUNKS, create=not readonly)
         self._cache: dict[int, EpisodeInfo] = {}
         self._layouts: dict[tuple[int, str], tuple[bytes, np.dtype[Any], int, int, tuple[int, ...]]] = {}
+        self._verified: set[tuple[int, str, int]] = set()  # chunks whose CRC-32 this object has checked
         with env.begin() as txn:
             self.schema_version = int(txn.get(b"schema_version", db=self._meta))
             self.chunk_steps = int(txn.get(b"chunk_steps", db=self._meta))
@@ -367,6 +374,7 @@ class TrajectoryStore:
         for i in ids:
             self._cache.pop(i, None)
         self._layouts = {k: v for k, v in self._layouts.items() if k[0] not in ids}
+        self._verified = {k for k in self._verified if k[0] not in ids}
         log.info("store.episodes_deleted", path=str(self.path), episodes=ids)
         return ids
 
@@ -405,6 +413,23 @@ class TrajectoryStore:
         """The :class:`EpisodeInfo` of ``episode_id``. Raises GolemError when there is none."""
         with self._env.begin() as txn:
             return self._info(txn, int(episode_id))
+
+    def _check_chunk(self, info: EpisodeInfo, key: str, index: int, buf: memoryview) -> None:
+        """Check a chunk's CRC-32 against the one written with it, the first time this store object reads it.
+
+        Raises:
+            GolemError: the chunk is damaged (one line naming the episode and ``golem data verify``).
+        """
+        marker = (info.id, key, index)
+        if marker in self._verified:
+            return
+        sums = info.checksums.get(key)
+        if sums is not None and index < len(sums) and zlib.crc32(buf) != sums[index]:
+            raise GolemError(
+                f"episode {info.id}: chunk {index} of {key!r} is damaged (checksum mismatch); "
+                f"run `golem data verify` and delete or re-record it"
+            )
+        self._verified.add(marker)
 
     def _layout(self, info: EpisodeInfo, key: str) -> tuple[bytes, np.dtype[Any], int, int, tuple[int, ...]]:
         """Per (episode, array): chunk-key prefix, dtype, items per step, bytes per step, step shape (cached)."""

@@ -140,7 +140,7 @@ def _read_all(path: Path) -> dict[str, np.ndarray]:
     if not path.is_file():
         raise GolemError(f"{path}: no such file")
     if not zipfile.is_zipfile(path):  # np.load would take it for pickled data
-        raise GolemError(f"{path.name}: not a .npz file (not a zip archive of .npy arrays)")
+        raise GolemError(f"{path.name}: not a readable .npz (no zip archive of .npy arrays: truncated, or another kind of file)")
     try:
         with np.load(path, allow_pickle=False) as data:
             return {key: np.asarray(data[key]) for key in data.files}
