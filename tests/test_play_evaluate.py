@@ -226,3 +226,12 @@ def test_play_and_evaluate_take_the_models_sensors_profile_and_sensor_settings(g
     # a sample rate given that the model was not trained with is a real mismatch: one line
     line = _one_error_line(golem_cli(["run", "play", "--model", str(path), "--set", "brain.dsp.sample_rate=22050"]))
     assert "audio" in line and "(2, 2520)" in line and "(2, 1260)" in line
+
+
+def test_evaluate_on_my_way_home_shows_how_often_the_goal_was_reached(golem_cli, tmp_path: Path):
+    _active(tmp_path)
+    out = golem_cli(["run", "evaluate", "--scenario", "my_way_home", "--episodes", "1", "--max-steps", "400"], check=True)
+    assert "goal reached" in out.stdout  # the expert walks to the exit
+    summary = json_out(golem_cli(["run", "evaluate", "--scenario", "my_way_home", "--episodes", "1", "--max-steps", "400",
+                                  "--json"], check=True))
+    assert summary["policies"]["expert"]["goal_rate"] == 1.0

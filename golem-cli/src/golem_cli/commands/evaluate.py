@@ -25,7 +25,7 @@ def _cell(stats: dict[str, Any], digits: int = 2) -> str:
 
 
 def scoreboard_table(board: Scoreboard) -> Table:
-    """Mean ± std per policy; kills and survival columns where the scenario has them."""
+    """Mean ± std per policy; kills, survival and goal columns where the scenario has them."""
     summary = board.summary()
     title = f"{summary['scenario']}: {summary['episodes']} episode(s) per policy, seeds {board.plan.start_seed}…"
     table = Table(title=title, show_edge=False)
@@ -36,6 +36,8 @@ def scoreboard_table(board: Scoreboard) -> Table:
     if board.has_survival:
         table.add_column("survival (tics)", justify="right")
         table.add_column("deaths", justify="right")
+    if board.has_exits:
+        table.add_column("goal reached", justify="right")  # exits on my_way_home, the monster on basic
     for role, stats in summary["policies"].items():
         label = f"expert ({board.plan.expert})" if role == "expert" else role
         row = [label, _cell(stats["return"])]
@@ -43,6 +45,8 @@ def scoreboard_table(board: Scoreboard) -> Table:
             row.append(_cell(stats["kills"]))
         if board.has_survival:
             row += [_cell(stats["tics"], 0), f"{stats['death_rate']:.0%}"]
+        if board.has_exits:
+            row.append(f"{stats['goal_rate']:.0%}")
         table.add_row(*row)
     return table
 

@@ -131,8 +131,13 @@ class Scoreboard:
         """Any policy died: survival time (tics) means something in this scenario."""
         return any(r.dead for r in self.results)
 
+    @property
+    def has_exits(self) -> bool:
+        """Any policy reached the goal before the time-out without dying (an exit, the last monster…)."""
+        return any(r.exited for r in self.results)
+
     def summary(self) -> dict[str, Any]:
-        """JSON-ready summary: per policy mean ± std of return, kills, tics, death rate; the model's shares."""
+        """JSON-ready summary: per policy mean ± std of return, kills, tics, death and goal rates; the model's shares."""
         policies: dict[str, Any] = {}
         for role in self.plan.roles:
             rows = self.of(role)
@@ -142,6 +147,7 @@ class Scoreboard:
                 "kills": _stats([r.kills for r in rows]),
                 "tics": _stats([r.tics for r in rows]),
                 "death_rate": _mean([float(r.dead) for r in rows]),
+                "goal_rate": _mean([float(r.exited) for r in rows]),
             }
         return {
             "scenario": self.plan.scenario,
