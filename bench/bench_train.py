@@ -44,6 +44,7 @@ from golem.plugins import load_plugins
 from golem.data.recording import RecordPlan, record
 from golem.settings import GolemSettings
 from golem.data.store import TrajectoryStore
+from golem.allocator import keep_freed_memory
 from golem.learning.device import select_device
 from golem.learning.training import prefetched, to_device, train_step
 
@@ -169,6 +170,8 @@ def main() -> None:
     parser.add_argument("--device", default="auto")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
+    if os.environ.get("BENCH_ALLOCATOR", "tuned") == "tuned":  # bench_allocator.py compares both
+        keep_freed_memory()
     configure_logging(level="warning")
     device = select_device(args.device)
     ensure_store(args.store, args.episodes, args.workers)
@@ -192,6 +195,7 @@ def main() -> None:
         "steps_per_round": args.steps,
         "rounds": args.rounds,
         "store": str(args.store),
+        "allocator": os.environ.get("BENCH_ALLOCATOR", "tuned"),
         "target_full_over_cortices": 0.85,
         "models": results,
     }

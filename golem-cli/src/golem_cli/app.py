@@ -11,6 +11,7 @@ from rich.console import Console
 from typer.core import TyperGroup
 
 import golem
+from golem.allocator import keep_freed_memory
 from golem.errors import GolemError, UnknownComponentError
 from golem.logs import LEVELS, configure_logging
 from golem.plugins import PluginHost, load_plugins
@@ -114,6 +115,7 @@ def _early_log_flags(argv: list[str]) -> tuple[bool, str]:
 
 def main() -> None:
     """Console-script entry point."""
+    keep_freed_memory()  # before any tensor is allocated: see golem.allocator
     log_json, log_level = _early_log_flags(sys.argv[1:])
     build_app(log_json=log_json, log_level=log_level)()
 

@@ -26,6 +26,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+from golem.allocator import keep_freed_memory
 from golem.errors import GolemError
 
 #: ``produce(tasks) -> items``: the work one worker does on the tasks it takes.
@@ -49,6 +50,7 @@ def die_with_parent(parent: int) -> None:
 def _worker_main(parent: int, target: Callable[..., None], *args: Any) -> None:
     """A worker process's entry: tie its life to the parent's, then run ``target(*args)``."""
     die_with_parent(parent)
+    keep_freed_memory()
     target(*args)
 
 
