@@ -259,6 +259,8 @@ def test_summary_and_models_list(ws: Workspace):
     cortices = sum(s["parameters"] for s in summary["sensors"] if s["parameters"] is not None)
     assert summary["total"] == cortices + summary["core"] + summary["head"] > 0
     assert "Conv2d" in summary["table"] and "Total params" in summary["table"]
+    # the recurrent cell, run once per step, is shown once with its repeat count, not 2·T rows
+    assert summary["table"].count("CfCCell") == 1 and "repeat" in summary["table"]
     from_file = summarize(ws.settings(), load_plugins().registry, ws.thermal_model, steps=2)
     assert from_file.source == str(ws.thermal_model) and from_file.total == summary["total"]
     assert [s.name for s in from_file.sensors] == ["visual", "thermal"]  # the checkpoint's, not the settings'

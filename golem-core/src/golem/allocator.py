@@ -18,10 +18,6 @@ import ctypes.util
 import os
 import sys
 
-import structlog
-
-log = structlog.get_logger(__name__)
-
 # mallopt parameters (malloc.h)
 _M_TRIM_THRESHOLD, _M_TOP_PAD, _M_MMAP_MAX = -1, -2, -4
 #: Freed memory kept at the top of the heap before glibc gives it back, bytes.
@@ -45,5 +41,4 @@ def keep_freed_memory() -> bool:
     ok = all(mallopt(param, value) == 1 for param, value in (
         (_M_MMAP_MAX, 0), (_M_TRIM_THRESHOLD, TRIM_THRESHOLD), (_M_TOP_PAD, TOP_PAD)
     ))
-    log.debug("allocator.tuned", ok=ok)
     return ok

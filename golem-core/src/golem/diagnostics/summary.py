@@ -7,6 +7,8 @@ cortex (with the sensors that join it), for the recurrent core and the head.
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -138,10 +140,40 @@ def summarize(
         source=source, model=spec.model, profile=spec.profile, n_actions=spec.n_actions,
         working_memory=spec.working_memory, cortical_depth=spec.cortical_depth, sensors=rows,
         core=count(net.core), head=count(net.head), total=total,
-        trainable=sum(p.numel() for p in net.parameters() if p.requires_grad), steps=T, table=str(stats),
+        trainable=sum(p.numel() for p in net.parameters() if p.requires_grad), steps=T,
+        table=collapse_repeats(str(stats)),
     )
     log.info("summary.done", source=source, sensors=spec.sensor_names, parameters=total)
     return result
 
 
-__all__ = ["ModelSummary", "SensorRow", "count", "dummy_inputs", "summarize"]
+def collapse_repeats(table: str, longest_block: int = 4, at_least: int = 3) -> str:
+    """torchinfo's table with runs of a repeated block of rows (a recurrent cell once per step) shown once.
+
+    Rows are compared without their ``depth-idx`` numbers; a block of up to
+    ``longest_block`` rows repeated ``at_least`` times or more becomes the block
+    and a line ``… the N rows above repeat K× in all (one per time step)``.
+    """
+    lines = table.splitlines()
+    keys = [re.sub(r"\b\d+-\d+\b", "", line) for line in lines]
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        for k in range(1, longest_block + 1):
+            block = keys[i : i + k]
+            reps = 1
+            while keys[i + reps * k : i + (reps + 1) * k] == block and len(block) == k:
+                reps += 1
+            if reps >= at_least:
+                out += lines[i : i + k]
+                indent = len(lines[i]) - len(lines[i].lstrip("│ ├└─"))
+                out.append(f"{lines[i][:indent]}… the {k} row(s) above repeat {reps}× in all (one per time step)")
+                i += reps * k
+                break
+        else:
+            out.append(lines[i])
+            i += 1
+    return "\n".join(out)
+
+
+__all__ = ["ModelSummary", "SensorRow", "collapse_repeats", "count", "dummy_inputs", "summarize"]
