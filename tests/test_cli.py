@@ -55,3 +55,13 @@ def test_log_json_emits_json_events(golem_cli, tmp_path):
     events = [json.loads(line) for line in proc.stderr.splitlines()]
     loaded = [e for e in events if e["event"] == "plugins_loaded"]
     assert loaded and "core" in loaded[0]["loaded"] and loaded[0]["level"] == "debug"
+
+
+def test_using_the_library_prints_nothing_on_stdout():
+    import subprocess
+    import sys
+
+    code = "from golem.plugins import load_plugins; from golem.runtime.scenarios import known_scenarios; load_plugins(); known_scenarios()"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == ""

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from importlib import metadata
 
+from golem.logs import default_to_stderr
 from golem.plugins import hookimpl
+
+default_to_stderr()
 
 try:
     __version__ = metadata.version("golem-core")

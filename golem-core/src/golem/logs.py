@@ -47,3 +47,13 @@ def configure_logging(*, json: bool = False, level: str = "info") -> None:
         logger_factory=structlog.PrintLoggerFactory(file=_CurrentStderr()),
         cache_logger_on_first_use=False,
     )
+
+
+def default_to_stderr() -> None:
+    """Unless the application configured structlog itself: warnings and errors only, on stderr.
+
+    structlog's own default prints every event, debug included, to stdout, which
+    would mix Golem's log lines into a library user's output.
+    """
+    if not structlog.is_configured():
+        configure_logging(level="warning")
