@@ -93,6 +93,7 @@ def test_death_head_terminates_and_autoreset(rnn, pool):
     obs, reward, terminated, truncated, info = env.step(np.zeros(4, np.int64))
     assert terminated.all()
     assert info["_final_obs"].all() and info["final_obs"].shape == obs.shape
+    assert info["_final_info"].all() and info["final_info"]["p_done"].shape == (4,)
     assert (env._t == 0).all()  # restarted in the same step (SAME_STEP autoreset)
     out = dream_returns(DreamEnv(rnn, pool, 4, autoreset=False), lambda o, r: torch.zeros(len(o), dtype=torch.long),
                         pool.sample(4, np.random.default_rng(0)), seed=0)
@@ -144,3 +145,15 @@ def test_stepping_a_subset_of_rows_matches_the_full_step(rnn, pool):
     torch.testing.assert_close(part.obs_tensor(rows), full.obs_tensor(rows))
     untouched = torch.tensor([0, 2, 3])
     assert (part._t[untouched] == 0).all() and (part._t[rows] == 1).all()
+
+
+def test_out_of_range_actions_are_one_line_errors(rnn, pool):
+    from golem.errors import GolemError
+
+    env = DreamEnv(rnn, pool, 3)
+    env.reset(seed=0)
+    for bad in (np.array([0, 1, 3]), np.array([-1, 0, 0]), np.zeros(2, np.int64), np.array([0.5, 0, 0])):
+        with pytest.raises(GolemError, match="dream actions must be 3 integers in 0..2"):
+            env.step(bad)
+    env.step(np.array([0, 1, 2]))  # the whole action space is fine
+

@@ -277,8 +277,21 @@ class DreamEnv(gymnasium.vector.VectorEnv):
         return self.obs_tensor().cpu().numpy(), {"start_episode": self.start_e.copy(), "start_t0": self.start_t0.copy()}
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        """Advance every dream one step. Returns ``(obs, reward, terminated, truncated, info)``; ``info["p_done"]``."""
-        a = torch.as_tensor(np.asarray(actions), dtype=torch.long, device=self.device).reshape(self.num_envs)
+        """Advance every dream one step. Returns ``(obs, reward, terminated, truncated, info)``; ``info["p_done"]``.
+
+        With autoreset, dreams that ended this step also report ``info["final_obs"]`` and
+        ``info["final_info"]`` (masked by ``_final_obs`` / ``_final_info``), as Gymnasium's vector envs do.
+
+        Raises:
+            GolemError: ``actions`` is not ``num_envs`` integers in the action space ``{0, …, N−1}``.
+        """
+        raw = np.asarray(actions)
+        if raw.size != self.num_envs or raw.dtype.kind not in "iub" or (raw.size and (raw.min() < 0 or raw.max() >= N_ACTIONS)):
+            raise GolemError(
+                f"dream actions must be {self.num_envs} integers in 0..{N_ACTIONS - 1}, "
+                f"got {raw.dtype} {list(raw.shape)}" + (f" in {raw.min()}..{raw.max()}" if raw.size and raw.dtype.kind in "iufb" else "")
+            )
+        a = torch.as_tensor(raw, dtype=torch.long, device=self.device).reshape(self.num_envs)
         frozen = self._finished.clone()
         reward, p_done, terminated, truncated = self.step_tensor(a)
         reward = torch.where(frozen, torch.zeros_like(reward), reward)
@@ -289,8 +302,11 @@ class DreamEnv(gymnasium.vector.VectorEnv):
         obs = self.obs_tensor()
         if self.autoreset and bool(ended.any()):
             rows = torch.nonzero(ended).flatten()
+            mask = ended.cpu().numpy()
             info["final_obs"] = obs.cpu().numpy()
-            info["_final_obs"] = ended.cpu().numpy()
+            info["_final_obs"] = mask
+            info["final_info"] = {"p_done": info["p_done"].copy(), "_p_done": mask.copy()}
+            info["_final_info"] = mask.copy()
             e, t0 = self.pool.sample(len(rows), self._rng)
             self.warm_start(rows, e, t0)
             obs = self.obs_tensor()
