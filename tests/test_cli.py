@@ -65,3 +65,18 @@ def test_using_the_library_prints_nothing_on_stdout():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == ""
+
+
+def test_global_options_work_after_the_subcommand(golem_cli, tmp_path):
+    from golem_cli.app import hoist_global_options
+
+    assert hoist_global_options(["run", "train", "--log-level", "info", "--epochs", "2"]) == [
+        "--log-level", "info", "run", "train", "--epochs", "2"]
+    assert hoist_global_options(["config", "show", "--config=x.toml", "--", "--log-json"]) == [
+        "--config=x.toml", "config", "show", "--", "--log-json"]
+    (tmp_path / "mine.toml").write_text("[training]\nepochs = 7\n")
+    shown = golem_cli(["config", "show", "--json", "--config", "mine.toml", "--log-level", "info"], check=True)
+    import json as _json
+
+    settings = _json.loads(shown.stdout)["settings"]
+    assert settings["training.epochs"]["value"] == 7 and "mine.toml" in settings["training.epochs"]["source"]

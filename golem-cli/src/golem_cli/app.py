@@ -113,11 +113,41 @@ def _early_log_flags(argv: list[str]) -> tuple[bool, str]:
     return "--log-json" in argv, level
 
 
+#: Options of the root command, with how many values follow each; they may also be given after a subcommand.
+GLOBAL_OPTIONS = {"--config": 1, "-c": 1, "--log-level": 1, "--log-json": 0}
+
+
+def hoist_global_options(argv: list[str]) -> list[str]:
+    """``argv`` with the root's options (``--log-level``, ``--config``, …) moved in front of the subcommand.
+
+    ``golem run train --log-level info`` then means ``golem --log-level info run train``.
+    Everything after a ``--`` is left alone.
+    """
+    front: list[str] = []
+    rest: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            rest += argv[i:]
+            break
+        name = arg.split("=", 1)[0]
+        if name in GLOBAL_OPTIONS:
+            takes = 0 if "=" in arg else GLOBAL_OPTIONS[name]
+            front += argv[i : i + 1 + takes]
+            i += 1 + takes
+            continue
+        rest.append(arg)
+        i += 1
+    return front + rest
+
+
 def main() -> None:
     """Console-script entry point."""
     keep_freed_memory()  # before any tensor is allocated: see golem.allocator
-    log_json, log_level = _early_log_flags(sys.argv[1:])
-    build_app(log_json=log_json, log_level=log_level)()
+    argv = hoist_global_options(sys.argv[1:])
+    log_json, log_level = _early_log_flags(argv)
+    build_app(log_json=log_json, log_level=log_level)(args=argv)
 
 
 if __name__ == "__main__":
