@@ -25,6 +25,9 @@ SPEC_FORMAT = 1
 
 _REQUIRED = ("model", "sensors", "n_actions", "working_memory")
 
+#: Ways the cortex features may be normalised before the core (``brain.feature_norm``).
+FEATURE_NORMS = ("batch", "none")
+
 
 @dataclass
 class ModelSpec:
@@ -38,6 +41,9 @@ class ModelSpec:
         working_memory: units of the recurrent core.
         cortical_depth: conv layers in the visual cortex. Sensors read it from the settings they
             were built with; ``None`` takes it from there, a different value is an error.
+        feature_norm: ``batch``: each cortex feature is standardised before the core
+            (see :class:`golem_models.net.DoomNet`); ``none``: features go to the core as they are
+            (the architecture of checkpoints written before this option existed).
         model: model component name (``cfc``, ``lstm``).
         profile: action profile name.
         action_names: one name per action (empty when unknown, else length ``n_actions``).
@@ -49,6 +55,7 @@ class ModelSpec:
     n_actions: int
     working_memory: int = 64
     cortical_depth: int | None = None
+    feature_norm: str = "batch"
     model: str = "cfc"
     profile: str = "basic"
     action_names: tuple[str, ...] = ()
@@ -65,6 +72,8 @@ class ModelSpec:
             raise GolemError(f"working_memory must be positive, got {self.working_memory}")
         if not self.sensors:
             raise GolemError("a model needs at least one sensor (brain.sensors is empty)")
+        if self.feature_norm not in FEATURE_NORMS:
+            raise GolemError(f"unknown feature_norm {self.feature_norm!r}; known: {', '.join(FEATURE_NORMS)}")
         self._agree_with_sensor_settings()
         names = [s.name for s in self.sensors]
         if len(set(names)) != len(names):
@@ -146,6 +155,7 @@ class ModelSpec:
             n_actions=len(actions),
             working_memory=brain.working_memory,
             cortical_depth=brain.cortical_depth,
+            feature_norm=brain.feature_norm,
             model=brain.model,
             profile=brain.profile,
             action_names=tuple(actions),
@@ -164,18 +174,23 @@ class ModelSpec:
             "sensor_shapes": {s.name: list(s.shape) for s in self.sensors},
             "working_memory": self.working_memory,
             "cortical_depth": self.cortical_depth,
+            "feature_norm": self.feature_norm,
             "dsp": dict(self.dsp),
         }
 
     def settings(self) -> GolemSettings:
         """Settings whose ``brain`` group matches this spec (defaults elsewhere; the environment is not read)."""
         return brain_settings(
-            self.model, self.sensor_names, self.working_memory, self.cortical_depth, self.profile, self.dsp
+            self.model, self.sensor_names, self.working_memory, self.cortical_depth, self.profile, self.dsp,
+            feature_norm=self.feature_norm,
         )
 
     @classmethod
     def from_metadata(cls, meta: Mapping[str, Any], registry: Registry) -> ModelSpec:
         """Rebuild a spec from :meth:`to_metadata` output, building sensors found by name in ``registry``.
+
+        Metadata without ``feature_norm`` (written before the option existed) rebuilds
+        the network it was trained as, without the standardiser.
 
         Raises:
             GolemError: missing keys, an unknown sensor, or a sensor whose shape
@@ -193,7 +208,10 @@ class ModelSpec:
         model, names = str(meta["model"]), [str(n) for n in meta["sensors"]]
         working_memory, cortical_depth = int(meta["working_memory"]), int(meta.get("cortical_depth", 3))
         profile, dsp = str(meta.get("profile", "basic")), dict(meta.get("dsp") or {})  # {}: defaults
-        settings = brain_settings(model, names, working_memory, cortical_depth, profile, dsp)
+        feature_norm = str(meta.get("feature_norm", "none"))
+        if feature_norm not in FEATURE_NORMS:
+            raise GolemError(f"model metadata has unknown feature_norm {feature_norm!r}; upgrade golem")
+        settings = brain_settings(model, names, working_memory, cortical_depth, profile, dsp, feature_norm=feature_norm)
         sensors = [registry.get("sensors", name).obj(settings) for name in names]
         shapes = meta.get("sensor_shapes") or {}
         for sensor in sensors:
@@ -208,6 +226,7 @@ class ModelSpec:
             n_actions=int(meta["n_actions"]),
             working_memory=working_memory,
             cortical_depth=cortical_depth,
+            feature_norm=feature_norm,
             model=model,
             profile=profile,
             action_names=tuple(meta.get("action_names") or ()),
@@ -222,6 +241,8 @@ def brain_settings(
     cortical_depth: int,
     profile: str,
     dsp: Mapping[str, Any],
+    *,
+    feature_norm: str = "batch",
 ) -> GolemSettings:
     """Settings with the given ``brain`` group and defaults elsewhere; ``GOLEM_*`` is not read.
 
@@ -233,6 +254,7 @@ def brain_settings(
         "sensors": list(sensors),
         "working_memory": working_memory,
         "cortical_depth": cortical_depth,
+        "feature_norm": feature_norm,
     }
     if profile in PROFILES:
         brain["profile"] = profile
@@ -245,4 +267,4 @@ def brain_settings(
         raise GolemError(f"model metadata holds invalid brain settings: {str(exc).splitlines()[0]}") from None
 
 
-__all__ = ["SPEC_FORMAT", "ModelSpec", "brain_settings"]
+__all__ = ["FEATURE_NORMS", "SPEC_FORMAT", "ModelSpec", "brain_settings"]
