@@ -256,7 +256,8 @@ def test_summary_and_models_list(ws: Workspace):
     assert summary["source"] == "settings"
     assert [s["name"] for s in summary["sensors"]] == ["visual", "thermal"]
     cortices = sum(s["parameters"] for s in summary["sensors"] if s["parameters"] is not None)
-    assert summary["total"] == cortices + summary["core"] + summary["head"] > 0
+    assert summary["standardiser"] == 2 * (256 + 128)  # BatchNorm1d over visual + thermal features: scale, shift
+    assert summary["total"] == cortices + summary["standardiser"] + summary["core"] + summary["head"] > 0
     assert "Conv2d" in summary["table"] and "Total params" in summary["table"]
     from_file = summarize(ws.settings(), load_plugins().registry, ws.thermal_model, steps=2)
     assert from_file.source == str(ws.thermal_model) and from_file.total == summary["total"]
