@@ -9,12 +9,13 @@ run through the core with carried state ``hx[B, S]``, and mapped to ``A`` logits
 per step.
 
 Why the standardiser: a cortex's ReLU features are all positive and, on a
-mostly static scene, almost the same from frame to frame (on ``take_cover``
-their spread across frames is about 1 % of their size), and Adam steps grow
-that common part. The core's saturating gates (CfC's tanh backbone, the LSTM's
-sigmoids) then see a large, nearly constant input and the network only learns
-how often each button is pressed. Centring and scaling each feature over the
-samples lets the core see what changes between frames.
+mostly static scene, almost the same from frame to frame, and Adam steps grow
+that common part (on ``take_cover``: mean 0.16, spread across frames 0.021 at
+initialisation; mean 5.3, spread 0.038 after 150 steps). The core's saturating
+gates (CfC's tanh backbone, the LSTM's sigmoids) then see a large, nearly
+constant input and the network only learns how often each button is pressed.
+Centring and scaling each feature over the samples lets the core see what
+changes between frames.
 """
 
 from __future__ import annotations
