@@ -257,7 +257,8 @@ def test_summary_and_models_list(ws: Workspace):
     assert summary["source"] == "settings"
     assert [s["name"] for s in summary["sensors"]] == ["visual", "thermal"]
     cortices = sum(s["parameters"] for s in summary["sensors"] if s["parameters"] is not None)
-    assert summary["total"] == cortices + summary["core"] + summary["head"] > 0
+    assert summary["standardiser"] == 2 * (256 + 128)  # BatchNorm1d over visual + thermal features: scale, shift
+    assert summary["total"] == cortices + summary["standardiser"] + summary["core"] + summary["head"] > 0
     assert "Conv2d" in summary["table"] and "Total params" in summary["table"]
     # the recurrent cell, run once per step, is shown once with its repeat count, not 2·T rows
     assert summary["table"].count("CfCCell") == 1 and "repeat" in summary["table"]

@@ -12,12 +12,16 @@ import torch
 from torch import nn
 
 from golem import hookimpl
+from golem.learning.calibration import calibration_windows, recalibrate_norms
 from golem.learning.checkpoints import rebuild_model, restore, save_checkpoint
+from golem.data.dataset import SequenceDataset
 from golem.errors import GolemError
 from golem.learning.modelspec import ModelSpec
 from golem.plugins import load_plugins
 from golem.sensors import Sensor
 from golem.settings import GolemSettings
+from golem.data.store import TrajectoryStore
+from golem.data.store.schema import EpisodeMeta
 from golem.testing.models import assert_model_contract
 from golem_models import CfCCore, DoomNet, LSTMCore, build_cfc, build_lstm
 
@@ -381,3 +385,76 @@ def test_on_cuda(tmp_path):
     again = rebuild_model(path, load_plugins(extra=[("tinysensors", TinySensorsPlugin())]).registry)
     with torch.no_grad():
         torch.testing.assert_close(again({k: v.cpu() for k, v in inputs.items()})[0], net(inputs)[0].cpu())
+
+
+# --- the feature standardiser before the core ---
+
+
+@pytest.mark.parametrize("name", sorted(BUILDERS))
+def test_features_are_standardised_before_the_core(name):
+    net = BUILDERS[name](make_spec(name, sensors=(VecSensor,))).train()  # tanh features: none constant
+    assert isinstance(net.standardise, nn.BatchNorm1d) and net.standardise.num_features == net.in_features
+    features = net.encode(make_inputs(net.spec, 4, 6))  # [B, T, F], batch statistics in training mode
+    flat = features.detach().flatten(0, 1)
+    torch.testing.assert_close(flat.mean(0), torch.zeros(net.in_features), atol=1e-5, rtol=0)
+    torch.testing.assert_close(flat.var(0, unbiased=False), torch.ones(net.in_features), atol=1e-2, rtol=0)  # eps = 1e-5
+
+
+@pytest.mark.parametrize("name", sorted(BUILDERS))
+def test_evaluation_does_not_depend_on_the_batch(name):
+    net = BUILDERS[name](make_spec(name)).eval()
+    inputs = make_inputs(net.spec, 3, 4)
+    with torch.no_grad():
+        together, _ = net(inputs)
+        alone, _ = net({k: v[1:2] for k, v in inputs.items()})
+    torch.testing.assert_close(alone[0], together[1])
+
+
+def test_metadata_without_feature_norm_rebuilds_the_old_network(tmp_path):
+    """Checkpoints written before ``feature_norm`` existed load strictly as the network they were."""
+    spec = ModelSpec(sensors=make_spec().sensors, n_actions=A, working_memory=8, feature_norm="none",
+                     action_names=tuple(f"a{i}" for i in range(A)))
+    net = build_cfc(spec).eval()
+    assert isinstance(net.standardise, nn.Identity)
+    old_meta = {k: v for k, v in spec.to_metadata().items() if k != "feature_norm"}
+    path = save_checkpoint(tmp_path / "old.safetensors", net, old_meta)
+    restored = restore(path, load_plugins(extra=[("tinysensors", TinySensorsPlugin())]).registry)
+    assert restored.spec.feature_norm == "none" and isinstance(restored.model.standardise, nn.Identity)
+    inputs = make_inputs(spec, 2, 3)
+    with torch.no_grad():
+        torch.testing.assert_close(restored.model(inputs)[0], net(inputs)[0])
+
+
+def test_default_settings_standardise():
+    assert GolemSettings.model_construct().brain.feature_norm == "batch"
+    assert make_spec().to_metadata()["feature_norm"] == "batch"
+
+
+def test_recalibration_sets_the_statistics_of_the_current_weights(tmp_path):
+    settings = GolemSettings.model_construct()
+    sensors = [CamSensor(settings), VecSensor(settings)]
+    rng = np.random.default_rng(0)
+    names = [f"a{i}" for i in range(A)]
+    with TrajectoryStore.create(tmp_path / "store") as store:
+        for seed in range(3):
+            n = 24
+            meta = EpisodeMeta(profile="basic", action_names=names, scenario="tiny", seed=seed, sensors=["cam", "vec"])
+            store.write_episode(meta, {
+                "cams": rng.integers(0, 255, (n, 3, 8, 8), dtype=np.uint8),
+                "vecs": rng.normal(size=(n, 5)).astype(np.float32),
+                "actions": rng.integers(0, 2, (n, A), dtype=np.uint8),
+            })
+    with TrajectoryStore.open(tmp_path / "store") as store:
+        ds = SequenceDataset(store, store.episodes(), sensors, names, 4, check=False)
+        spec = ModelSpec(sensors=sensors, n_actions=A, working_memory=8, action_names=ds.action_names)
+        net = build_cfc(spec).eval()
+        windows = calibration_windows(ds, 4, 3, seed=0)
+        assert recalibrate_norms(net, ds, windows, torch.device("cpu")) == 1
+        assert not net.training and net.standardise.momentum == 0.1
+        with torch.no_grad():
+            raw = torch.cat([
+                torch.cat([net.cortices[o](x.flatten(0, 1)) for o, x in
+                           ((o, ds.load_batch(w).inputs[o]) for o in net.groups)], dim=-1)
+                for w in windows
+            ])
+        torch.testing.assert_close(net.standardise.running_mean, raw.mean(0), atol=1e-5, rtol=1e-4)

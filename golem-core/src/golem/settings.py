@@ -69,6 +69,11 @@ class BrainSettings(_Group):
     sensors: list[str] = Field(default_factory=lambda: ["visual"], description="enabled sensor names")
     cortical_depth: int = Field(3, ge=1, le=6, description="conv layers in the visual cortex")
     working_memory: int = Field(64, ge=4, le=4096, description="units of the recurrent core")
+    feature_norm: Literal["batch", "none"] = Field(
+        "batch",
+        description="standardise each cortex feature before the core: batch statistics in training, "
+        "running averages re-estimated at the trained weights in evaluation and play (none: off)",
+    )
     activation: float = Field(0.5, gt=0.0, lt=1.0, description="probability threshold for pressing a button")
 
 

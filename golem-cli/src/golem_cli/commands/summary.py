@@ -37,6 +37,9 @@ def summary_command(
     for s in result.sensors:
         params = f"{s.parameters:,}" if s.parameters is not None else "[dim](counted above)[/dim]"
         table.add_row(s.name, s.key, "×".join(map(str, s.shape)), s.dtype, s.cortex, params)
+    if result.standardiser:
+        table.add_row("[bold]standardiser[/bold]", "", "", "", "each cortex feature, before the core",
+                      f"{result.standardiser:,}")
     table.add_row("[bold]core[/bold]", "", "", "", f"working memory {result.working_memory}", f"{result.core:,}")
     table.add_row("[bold]head[/bold]", "", "", "", f"→ {result.n_actions} logits", f"{result.head:,}")
     table.caption = f"total {result.total:,} parameters ({result.trainable:,} trainable)"

@@ -52,7 +52,8 @@ class ModelSummary:
         model, profile: component and action profile names.
         n_actions, working_memory, cortical_depth: sizes.
         sensors: one :class:`SensorRow` per enabled sensor, in order.
-        core, head, total, trainable: parameter counts.
+        standardiser, core, head, total, trainable: parameter counts (``standardiser``: the
+            feature standardiser between cortices and core, 0 without one).
         steps: ``T`` of the dummy input ``[1, T, *shape]`` torchinfo ran.
         table: torchinfo's layer table (input/output shapes, parameters), as text.
     """
@@ -64,6 +65,7 @@ class ModelSummary:
     working_memory: int
     cortical_depth: int | None
     sensors: list[SensorRow]
+    standardiser: int
     core: int
     head: int
     total: int
@@ -139,8 +141,8 @@ def summarize(
     result = ModelSummary(
         source=source, model=spec.model, profile=spec.profile, n_actions=spec.n_actions,
         working_memory=spec.working_memory, cortical_depth=spec.cortical_depth, sensors=rows,
-        core=count(net.core), head=count(net.head), total=total,
-        trainable=sum(p.numel() for p in net.parameters() if p.requires_grad), steps=T,
+        standardiser=count(getattr(net, "standardise", nn.Identity())), core=count(net.core), head=count(net.head),
+        total=total, trainable=sum(p.numel() for p in net.parameters() if p.requires_grad), steps=T,
         table=collapse_repeats(str(stats)),
     )
     log.info("summary.done", source=source, sensors=spec.sensor_names, parameters=total)

@@ -24,6 +24,9 @@ SPEC_FORMAT = 1
 
 _REQUIRED = ("model", "sensors", "n_actions", "working_memory")
 
+#: Ways the cortex features may be normalised before the core (``brain.feature_norm``).
+FEATURE_NORMS = ("batch", "none")
+
 
 @dataclass
 class ModelSpec:
@@ -37,6 +40,9 @@ class ModelSpec:
         working_memory: units of the recurrent core.
         cortical_depth: conv layers in the visual cortex. Sensors read it from the settings they
             were built with; ``None`` takes it from there, a different value is an error.
+        feature_norm: ``batch``: each cortex feature is standardised before the core
+            (see :class:`golem_models.net.DoomNet`); ``none``: features go to the core as they are
+            (the architecture of checkpoints written before this option existed).
         model: model component name (``cfc``, ``lstm``).
         profile: action profile name.
         action_names: one name per action (empty when unknown, else length ``n_actions``).
@@ -49,6 +55,7 @@ class ModelSpec:
     n_actions: int
     working_memory: int = 64
     cortical_depth: int | None = None
+    feature_norm: str = "batch"
     model: str = "cfc"
     profile: str = "basic"
     action_names: tuple[str, ...] = ()
@@ -65,6 +72,8 @@ class ModelSpec:
             raise GolemError(f"working_memory must be positive, got {self.working_memory}")
         if not self.sensors:
             raise GolemError("a model needs at least one sensor (brain.sensors is empty)")
+        if self.feature_norm not in FEATURE_NORMS:
+            raise GolemError(f"unknown feature_norm {self.feature_norm!r}; known: {', '.join(FEATURE_NORMS)}")
         self._agree_with_sensor_settings()
         names = [s.name for s in self.sensors]
         if len(set(names)) != len(names):
@@ -158,6 +167,7 @@ class ModelSpec:
             n_actions=len(actions),
             working_memory=brain.working_memory,
             cortical_depth=brain.cortical_depth,
+            feature_norm=brain.feature_norm,
             model=brain.model,
             profile=brain.profile,
             action_names=tuple(actions),
@@ -175,6 +185,7 @@ class ModelSpec:
             "sensor_shapes": {s.name: list(s.shape) for s in self.sensors},
             "working_memory": self.working_memory,
             "cortical_depth": self.cortical_depth,
+            "feature_norm": self.feature_norm,
             "sensor_settings": {k: dict(v) for k, v in (self.sensor_settings or {}).items()},
         }
 
@@ -182,12 +193,15 @@ class ModelSpec:
         """Settings whose ``brain`` group matches this spec (defaults elsewhere; the environment is not read)."""
         return brain_settings(
             self.model, self.sensor_names, self.working_memory, self.cortical_depth, self.profile,
-            self.sensor_settings or {},
+            self.sensor_settings or {}, feature_norm=self.feature_norm,
         )
 
     @classmethod
     def from_metadata(cls, meta: Mapping[str, Any], registry: Registry) -> ModelSpec:
         """Rebuild a spec from :meth:`to_metadata` output, building sensors found by name in ``registry``.
+
+        Metadata without ``feature_norm`` (written before the option existed) rebuilds
+        the network it was trained as, without the standardiser.
 
         Raises:
             GolemError: missing keys, an unknown sensor, or a sensor whose shape
@@ -208,7 +222,10 @@ class ModelSpec:
         sections = {str(k): dict(v) for k, v in (meta.get("sensor_settings") or {}).items()}
         if meta.get("dsp") and "brain.dsp" not in sections:  # checkpoints from before sensors owned their settings
             sections["brain.dsp"] = dict(meta["dsp"])
-        settings = brain_settings(model, names, working_memory, cortical_depth, profile, sections)
+        feature_norm = str(meta.get("feature_norm", "none"))
+        if feature_norm not in FEATURE_NORMS:
+            raise GolemError(f"model metadata has unknown feature_norm {feature_norm!r}; upgrade golem")
+        settings = brain_settings(model, names, working_memory, cortical_depth, profile, sections, feature_norm=feature_norm)
         sensors = [registry.get("sensors", name).obj(settings) for name in names]
         shapes = meta.get("sensor_shapes") or {}
         for sensor in sensors:
@@ -223,6 +240,7 @@ class ModelSpec:
             n_actions=int(meta["n_actions"]),
             working_memory=working_memory,
             cortical_depth=cortical_depth,
+            feature_norm=feature_norm,
             model=model,
             profile=profile,
             action_names=tuple(meta.get("action_names") or ()),
@@ -236,6 +254,8 @@ def brain_settings(
     cortical_depth: int,
     profile: str,
     sections: Mapping[str, Mapping[str, Any]],
+    *,
+    feature_norm: str = "batch",
 ) -> GolemSettings:
     """Settings with the given ``brain`` group and sensor sections (``{dotted key: values}``), defaults elsewhere.
 
@@ -249,6 +269,7 @@ def brain_settings(
         "sensors": list(sensors),
         "working_memory": working_memory,
         "cortical_depth": cortical_depth,
+        "feature_norm": feature_norm,
     }
     if profile in PROFILES:
         brain["profile"] = profile
@@ -267,4 +288,4 @@ def brain_settings(
         raise GolemError(f"model metadata holds invalid brain settings: {str(exc).splitlines()[0]}") from None
 
 
-__all__ = ["SPEC_FORMAT", "ModelSpec", "brain_settings"]
+__all__ = ["FEATURE_NORMS", "SPEC_FORMAT", "ModelSpec", "brain_settings"]

@@ -8,8 +8,10 @@
 3. split validation by whole episodes;
 4. build model, loss and sampler from the registry by name; Adam(lr);
 5. per epoch: stateful training (``hx`` carried across batches, detached,
-   rows starting an episode zeroed *before* the forward pass), then
-   validation as contiguous streams with carried state;
+   rows starting an episode zeroed *before* the forward pass), then the
+   running statistics of batch normalisation re-estimated at the epoch's
+   weights (:mod:`golem.learning.calibration`), then validation as contiguous streams
+   with carried state;
 6. save a self-describing checkpoint: a timestamped archive plus the active model.
 
 Ctrl-C during training saves the current weights the same way and returns a
@@ -37,6 +39,7 @@ from torch import nn
 
 from golem.learning.checkpoints import restore, save_checkpoint
 from golem.data.dataset import Batch, SequenceDataset
+from golem.learning.calibration import calibration_windows, recalibrate_norms
 from golem.errors import GolemError
 from golem.learning.device import select_device
 from golem.learning.modelspec import ModelSpec
@@ -50,6 +53,8 @@ log = structlog.get_logger("golem.learning.training")
 
 ACTIVE = "active.safetensors"
 ARCHIVE = "archive"
+#: Batches of training windows over which batch-norm statistics are re-estimated (B·L frames each).
+CALIBRATION_BATCHES = 8
 
 
 # --- plan and results --------------------------------------------------------
@@ -182,7 +187,8 @@ def prefetched(dataset: SequenceDataset, batches: Iterable[Sequence[int]], depth
 def _check_resumable(path: Path, found: ModelSpec, wanted: ModelSpec) -> None:
     """The active model must be the architecture the settings describe (one-line GolemError if not)."""
     a, b = found.to_metadata(), wanted.to_metadata()
-    for key in ("model", "profile", "action_names", "sensors", "sensor_shapes", "working_memory", "cortical_depth"):
+    for key in ("model", "profile", "action_names", "sensors", "sensor_shapes", "working_memory", "cortical_depth",
+                "feature_norm"):
         if a.get(key) != b.get(key):
             raise GolemError(
                 f"cannot --resume: the active model {path} has {key}={a.get(key)} but the settings ask for "
@@ -338,7 +344,7 @@ def train(
         )
         validation: Validation | None = None
         B, L = cfg.batch_size, cfg.sequence_length
-        interrupted = False
+        interrupted, calibrated = False, False
         with progress:
             epochs_task = progress.add_task("epochs", total=cfg.epochs, info="")
             batches_task = progress.add_task("batches", total=None, info="")
@@ -351,6 +357,7 @@ def train(
                     hx = model.initial_state(B, device)
                     loss_sum, batches = 0.0, 0
                     for batch in prefetched(train_ds, sampler):
+                        calibrated = False
                         loss, hx = train_step(
                             model, loss_fn, optimizer, to_device(batch.inputs, device),
                             batch.targets.to(device), batch.is_first.to(device), hx,
@@ -369,7 +376,10 @@ def train(
                     seconds = time.perf_counter() - t0
                     if batches == 0:
                         raise GolemError("the sampler yielded no batch; lower training.batch_size")
-                    # 5b. validation streams.
+                    # 5b. evaluation-mode statistics at this epoch's weights, then validation streams.
+                    recalibrate_norms(model, train_ds, calibration_windows(
+                        train_ds, B, CALIBRATION_BATCHES, cfg.seed + epoch), device)
+                    calibrated = True
                     validation = (
                         validate(model, loss_fn, val_ds, device, B, settings.brain.activation) if len(val_ds) else None
                     )
@@ -398,6 +408,8 @@ def train(
 
         # 6. checkpoint: archive + active, self-describing.
         metrics = {"history": history, "validation": validation.to_dict() if validation else None}
+        if not calibrated:  # interrupted mid-epoch: the weights moved since the last estimate
+            recalibrate_norms(model, train_ds, calibration_windows(train_ds, B, CALIBRATION_BATCHES, cfg.seed), device)
         model.eval()
         archive, active = save_model(settings, model, spec, metrics, data, interrupted=interrupted)
     finally:
