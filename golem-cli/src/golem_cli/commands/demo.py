@@ -21,6 +21,7 @@ from golem.diagnostics.evaluation import EvalPlan, evaluate
 from golem.data.recording import RecordPlan, record, resolve_expert
 from golem.data.store import TrajectoryStore
 from golem.learning.training import TrainPlan, train
+from golem_cli.progress import TrainingView
 from golem_cli.commands.audit import print_report as print_audit
 from golem_cli.commands.evaluate import scoreboard_table
 from golem_cli.state import state
@@ -79,7 +80,8 @@ def demo_command(
     t = stage("record", t)
 
     st.out.rule(f"2/4 train {settings.brain.model} ({settings.training.loss} loss, {settings.training.epochs} epochs)")
-    result = train(settings, registry, TrainPlan(store=store_path), console=st.err)
+    with TrainingView(st.err, settings.training.epochs) as view:
+        result = train(settings, registry, TrainPlan(store=store_path), on_batch=view.on_batch, on_epoch=view.on_epoch)
     final = result.validation.to_dict() if result.validation else {}
     st.out.print(f"validation exact match {final.get('exact_match', float('nan')):.3f} → {result.active}")
     t = stage("train", t)

@@ -9,6 +9,7 @@ import typer
 
 from golem.learning.training import TrainPlan, TrainResult, train
 from golem_cli.tables import action_scores
+from golem_cli.progress import TrainingView
 from golem_cli.options import DeviceOpt, JsonOpt, PluginOpt, SetOpt, StoreOpt
 from golem_cli.state import state
 
@@ -31,7 +32,12 @@ def train_command(
     flags = {"training.epochs": epochs, "training.seed": seed, "training.device": device}
     settings = st.resolve(plugin=plugin, set_=set_, flags=flags).settings
     plan = TrainPlan(module=module, include_recovery=include_recovery, resume=resume, store=store)
-    result = train(settings, st.host.registry, plan, console=None if as_json else st.err)
+    with TrainingView(None if as_json else st.err, settings.training.epochs) as view:
+        result = train(settings, st.host.registry, plan, on_batch=view.on_batch, on_epoch=view.on_epoch)
+    if as_json:
+        typer.echo(json.dumps(result.to_dict()))
+    else:
+        _report(st.out, result)  # also after Ctrl-C: the scores of the last finished epoch
     if result.interrupted:
         st.err.print(
             f"[yellow]interrupted: the current weights were saved to {result.archive} "
@@ -39,10 +45,6 @@ def train_command(
             highlight=False, soft_wrap=True,
         )
         raise typer.Exit(130)
-    if as_json:
-        typer.echo(json.dumps(result.to_dict()))
-        return
-    _report(st.out, result)
 
 
 def _report(out, result: TrainResult) -> None:

@@ -33,8 +33,6 @@ from typing import Any
 
 import structlog
 import torch
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from torch import nn
 
 from golem.learning.checkpoints import restore, save_checkpoint
@@ -75,6 +73,27 @@ class TrainPlan:
     include_recovery: bool = False
     resume: bool = False
     store: Path | None = None
+
+
+@dataclass(frozen=True)
+class BatchProgress:
+    """Where an epoch is, after one training batch.
+
+    Attributes:
+        epoch: the epoch (0-based, counting a resumed model's earlier epochs).
+        epochs: the epoch this run stops before (``epoch < epochs``).
+        batch: batches done in this epoch (1-based).
+        batches: batches per epoch, when the sampler knows (else ``None``).
+        mean_loss: mean training loss of the epoch's batches so far.
+        frames_per_s: training frames (``B · L`` per batch) per second in this epoch.
+    """
+
+    epoch: int
+    epochs: int
+    batch: int
+    batches: int | None
+    mean_loss: float
+    frames_per_s: float
 
 
 @dataclass
@@ -247,7 +266,7 @@ def train(
     registry: Registry,
     plan: TrainPlan | None = None,
     *,
-    console: Console | None = None,
+    on_batch: Callable[[BatchProgress], None] | None = None,
     on_epoch: Callable[[EpochRecord], None] | None = None,
 ) -> TrainResult:
     """Train ``settings.brain.model`` on the store by behavioural cloning; save and return the result.
@@ -256,8 +275,8 @@ def train(
         settings: all settings (``brain``, ``training``, ``loss``, ``data``).
         registry: where models, losses, samplers and sensors are looked up by name.
         plan: data selection and ``resume`` (default: all non-recovery episodes, from scratch).
-        console: show a rich progress bar on it (``None``: no bar).
-        on_epoch: called after each epoch.
+        on_batch: called after each training batch with the epoch's progress (for a progress bar).
+        on_epoch: called after each epoch, validation included.
 
     Raises:
         GolemError: no or incompatible data, an unknown component, an unusable device,
@@ -333,78 +352,63 @@ def train(
             train=train_ds.describe(), validation=val_ds.describe(),
         )
 
-        progress = Progress(
-            TextColumn("[bold]{task.description}[/bold]"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[info]}"),
-            TimeElapsedColumn(),
-            console=console,
-            disable=console is None,
-        )
         validation: Validation | None = None
         B, L = cfg.batch_size, cfg.sequence_length
         interrupted, calibrated = False, False
-        with progress:
-            epochs_task = progress.add_task("epochs", total=cfg.epochs, info="")
-            batches_task = progress.add_task("batches", total=None, info="")
-            try:
-                for epoch in range(first_epoch, first_epoch + cfg.epochs):
-                    # 5a. stateful truncated BPTT over the sampler's streams.
-                    total = len(sampler) if hasattr(sampler, "__len__") else None
-                    progress.reset(batches_task, total=total, description=f"epoch {epoch + 1}", info="")
-                    t0 = time.perf_counter()
-                    hx = model.initial_state(B, device)
-                    loss_sum, batches = 0.0, 0
-                    for batch in prefetched(train_ds, sampler):
-                        calibrated = False
-                        loss, hx = train_step(
-                            model, loss_fn, optimizer, to_device(batch.inputs, device),
-                            batch.targets.to(device), batch.is_first.to(device), hx,
+        try:
+            for epoch in range(first_epoch, first_epoch + cfg.epochs):
+                # 5a. stateful truncated BPTT over the sampler's streams.
+                total = len(sampler) if hasattr(sampler, "__len__") else None
+                t0 = time.perf_counter()
+                hx = model.initial_state(B, device)
+                loss_sum, batches = 0.0, 0
+                for batch in prefetched(train_ds, sampler):
+                    calibrated = False
+                    loss, hx = train_step(
+                        model, loss_fn, optimizer, to_device(batch.inputs, device),
+                        batch.targets.to(device), batch.is_first.to(device), hx,
+                    )
+                    if not math.isfinite(loss):
+                        raise GolemError(
+                            f"training diverged at epoch {epoch + 1} (loss {loss}); "
+                            "lower training.learning_rate"
                         )
-                        if not math.isfinite(loss):
-                            raise GolemError(
-                                f"training diverged at epoch {epoch + 1} (loss {loss}); "
-                                "lower training.learning_rate"
-                            )
-                        loss_sum += loss
-                        batches += 1
-                        fps = batches * B * L / max(time.perf_counter() - t0, 1e-9)
-                        progress.update(
-                            batches_task, advance=1, info=f"loss {loss_sum / batches:.4f}  {fps:.0f} frames/s"
-                        )
-                    seconds = time.perf_counter() - t0
-                    if batches == 0:
-                        raise GolemError("the sampler yielded no batch; lower training.batch_size")
-                    # 5b. evaluation-mode statistics at this epoch's weights, then validation streams.
-                    recalibrate_norms(model, train_ds, calibration_windows(
-                        train_ds, B, CALIBRATION_BATCHES, cfg.seed + epoch), device)
-                    calibrated = True
-                    validation = (
-                        validate(model, loss_fn, val_ds, device, B, settings.brain.activation) if len(val_ds) else None
-                    )
-                    record = EpochRecord(
-                        epoch=epoch, train_loss=loss_sum / batches, batches=batches,
-                        frames_per_s=batches * B * L / max(seconds, 1e-9), seconds=seconds, validation=validation,
-                    )
-                    history.append(record.to_dict())
-                    log.info(
-                        "train.epoch", epoch=epoch + 1, train_loss=round(record.train_loss, 5), batches=batches,
-                        frames_per_s=round(record.frames_per_s, 1), seconds=round(seconds, 2),
-                        val_loss=round(validation.loss, 5) if validation else None,
-                        exact_match=round(validation.exact_match, 4) if validation else None,
-                        f1={k: None if v.f1 is None else round(v.f1, 3) for k, v in validation.actions.items()}
-                        if validation else None,
-                    )
-                    summary = f"train loss {record.train_loss:.4f}"
-                    if validation is not None:
-                        summary += f"  val loss {validation.loss:.4f}  exact {validation.exact_match:.3f}"
-                    progress.update(epochs_task, advance=1, info=summary)
-                    if on_epoch is not None:
-                        on_epoch(record)
-            except KeyboardInterrupt:
-                interrupted = True
-                log.warning("train.interrupted", epochs_done=len(history) - first_epoch)
+                    loss_sum += loss
+                    batches += 1
+                    if on_batch is not None:
+                        on_batch(BatchProgress(
+                            epoch=epoch, epochs=first_epoch + cfg.epochs, batch=batches, batches=total,
+                            mean_loss=loss_sum / batches,
+                            frames_per_s=batches * B * L / max(time.perf_counter() - t0, 1e-9),
+                        ))
+                seconds = time.perf_counter() - t0
+                if batches == 0:
+                    raise GolemError("the sampler yielded no batch; lower training.batch_size")
+                # 5b. evaluation-mode statistics at this epoch's weights, then validation streams.
+                recalibrate_norms(model, train_ds, calibration_windows(
+                    train_ds, B, CALIBRATION_BATCHES, cfg.seed + epoch), device)
+                calibrated = True
+                validation = (
+                    validate(model, loss_fn, val_ds, device, B, settings.brain.activation) if len(val_ds) else None
+                )
+                record = EpochRecord(
+                    epoch=epoch, train_loss=loss_sum / batches, batches=batches,
+                    frames_per_s=batches * B * L / max(seconds, 1e-9), seconds=seconds, validation=validation,
+                )
+                history.append(record.to_dict())
+                log.info(
+                    "train.epoch", epoch=epoch + 1, train_loss=round(record.train_loss, 5), batches=batches,
+                    frames_per_s=round(record.frames_per_s, 1), seconds=round(seconds, 2),
+                    val_loss=round(validation.loss, 5) if validation else None,
+                    exact_match=round(validation.exact_match, 4) if validation else None,
+                    f1={k: None if v.f1 is None else round(v.f1, 3) for k, v in validation.actions.items()}
+                    if validation else None,
+                )
+                if on_epoch is not None:
+                    on_epoch(record)
+        except KeyboardInterrupt:
+            interrupted = True
+            log.warning("train.interrupted", epochs_done=len(history) - first_epoch)
 
         # 6. checkpoint: archive + active, self-describing.
         metrics = {"history": history, "validation": validation.to_dict() if validation else None}
