@@ -99,6 +99,8 @@ def test_cli_train_saves_active_model_rebuilt_from_metadata(golem_cli, store: Pa
         ids = [info.id for info in opened.episodes()]
         steps = sum(info.length for info in opened.episodes())
     assert meta["data"]["episodes"] == ids and meta["data"]["total_steps"] == steps
+    # the scenario it was trained on, which play and evaluate then default to without --module
+    assert meta["data"]["scenario"] == "basic" and meta["data"]["scenarios"] == ["basic"]
 
     # The metadata alone rebuilds the network the training code built from settings.
     registry = load_plugins().registry

@@ -306,9 +306,13 @@ def train(
             raise GolemError("no training window left after the validation split; record more episodes")
         if len(val_ds) == 0:
             log.warning("train.no_validation", validation_split=cfg.validation_split, episodes=len(dataset.episodes))
+        scenarios = sorted({info.meta.scenario for info in dataset.episodes.values()})
         data = {
             "store": str(store_path.resolve()),
             "module": plan.module,
+            # play and evaluate default to the scenario a model was trained on, when it is one
+            "scenario": scenarios[0] if len(scenarios) == 1 else None,
+            "scenarios": scenarios,
             "include_recovery": plan.include_recovery,
             "episodes": sorted(dataset.episodes),
             "train_episodes": sorted(train_ds.episodes),
