@@ -1,6 +1,6 @@
 """Checkpoints on disk: the active model of a profile, loading one, and listing the archives.
 
-Layout (written by :mod:`golem.learning.training`)::
+Layout (written by :func:`save_model`, which training calls)::
 
     <data.root>/models/<profile>/active.safetensors
     <data.root>/models/<profile>/archive/<UTC stamp>-<model>.safetensors
@@ -14,20 +14,71 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import structlog
 
 from golem.atomic import atomic_write
-from golem.learning.checkpoints import Restored, load_checkpoint, read_metadata, restore
+from golem.learning.checkpoints import Restored, load_checkpoint, read_metadata, restore, save_checkpoint
 from golem.errors import GolemError
-from golem.learning.training import ACTIVE, ARCHIVE
 
 if TYPE_CHECKING:
+    from torch import nn
+
+    from golem.learning.modelspec import ModelSpec
     from golem.registry import Registry
     from golem.settings import GolemSettings
 
 log = structlog.get_logger("golem.learning.archives")
+
+#: A profile's active model, under ``<data.root>/models/<profile>/``.
+ACTIVE = "active.safetensors"
+#: The folder of a profile's timestamped archives.
+ARCHIVE = "archive"
+
+
+# --- saving ------------------------------------------------------------------
+
+
+def _archive_path(models: Path, model: str, interrupted: bool) -> Path:
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    tail = "-interrupted" if interrupted else ""
+    path = models / ARCHIVE / f"{stamp}-{model}{tail}.safetensors"
+    n = 1
+    while path.exists():
+        path = models / ARCHIVE / f"{stamp}-{model}{tail}-{n}.safetensors"
+        n += 1
+    return path
+
+
+def save_model(
+    settings: GolemSettings,
+    model: nn.Module,
+    spec: ModelSpec,
+    metrics: Mapping[str, Any],
+    data: Mapping[str, Any],
+    *,
+    interrupted: bool = False,
+) -> tuple[Path, Path]:
+    """Write the timestamped archive and the profile's active model; returns ``(archive, active)``.
+
+    Metadata: the spec, ``training`` and ``loss`` settings, ``metrics`` (history
+    and final validation) and ``data`` (store path, episode ids, total steps).
+    """
+    models = settings.models_path()
+    extra = {
+        "training": settings.training.model_dump(mode="json"),
+        "loss": settings.loss.model_dump(mode="json"),
+        "activation": settings.brain.activation,
+        "metrics": dict(metrics),
+        "data": dict(data),
+        "interrupted": interrupted,
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+    archive = save_checkpoint(_archive_path(models, spec.model, interrupted), model, spec.to_metadata(), extra)
+    active = save_checkpoint(models / ACTIVE, model, spec.to_metadata(), extra)
+    return archive, active
 
 
 def active_model_path(settings: GolemSettings) -> Path:
@@ -204,5 +255,5 @@ def list_archives(settings: GolemSettings, profile: str | None = None) -> list[A
 
 __all__ = [
     "ACTIVE", "ARCHIVE", "ActiveModel", "ArchiveEntry", "activate", "active_model_path", "active_models",
-    "list_archives", "load_model", "resolve_model",
+    "list_archives", "load_model", "resolve_model", "save_model",
 ]

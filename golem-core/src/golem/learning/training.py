@@ -26,7 +26,6 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -35,7 +34,8 @@ import structlog
 import torch
 from torch import nn
 
-from golem.learning.checkpoints import restore, save_checkpoint
+from golem.learning.archives import ACTIVE, save_model
+from golem.learning.checkpoints import restore
 from golem.data.dataset import Batch, SequenceDataset
 from golem.learning.calibration import calibration_windows, recalibrate_norms
 from golem.errors import GolemError
@@ -49,8 +49,6 @@ from golem.learning.validation import Validation, to_device, validate
 
 log = structlog.get_logger("golem.learning.training")
 
-ACTIVE = "active.safetensors"
-ARCHIVE = "archive"
 #: Batches of training windows over which batch-norm statistics are re-estimated (B·L frames each).
 CALIBRATION_BATCHES = 8
 
@@ -213,49 +211,6 @@ def _check_resumable(path: Path, found: ModelSpec, wanted: ModelSpec) -> None:
                 f"cannot --resume: the active model {path} has {key}={a.get(key)} but the settings ask for "
                 f"{b.get(key)}; change the settings to match it or train without --resume"
             )
-
-
-# --- checkpoints -------------------------------------------------------------
-
-
-def _archive_path(models: Path, model: str, interrupted: bool) -> Path:
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    tail = "-interrupted" if interrupted else ""
-    path = models / ARCHIVE / f"{stamp}-{model}{tail}.safetensors"
-    n = 1
-    while path.exists():
-        path = models / ARCHIVE / f"{stamp}-{model}{tail}-{n}.safetensors"
-        n += 1
-    return path
-
-
-def save_model(
-    settings: GolemSettings,
-    model: nn.Module,
-    spec: ModelSpec,
-    metrics: Mapping[str, Any],
-    data: Mapping[str, Any],
-    *,
-    interrupted: bool = False,
-) -> tuple[Path, Path]:
-    """Write the timestamped archive and the profile's active model; returns ``(archive, active)``.
-
-    Metadata: the spec, ``training`` and ``loss`` settings, ``metrics`` (history
-    and final validation) and ``data`` (store path, episode ids, total steps).
-    """
-    models = settings.models_path()
-    extra = {
-        "training": settings.training.model_dump(mode="json"),
-        "loss": settings.loss.model_dump(mode="json"),
-        "activation": settings.brain.activation,
-        "metrics": dict(metrics),
-        "data": dict(data),
-        "interrupted": interrupted,
-        "created": datetime.now(UTC).isoformat(timespec="seconds"),
-    }
-    archive = save_checkpoint(_archive_path(models, spec.model, interrupted), model, spec.to_metadata(), extra)
-    active = save_checkpoint(models / ACTIVE, model, spec.to_metadata(), extra)
-    return archive, active
 
 
 # --- the job -----------------------------------------------------------------
@@ -435,7 +390,6 @@ __all__ = [
     "TrainPlan",
     "TrainResult",
     "Validation",
-    "save_model",
     "prefetched",
     "train",
     "train_step",
