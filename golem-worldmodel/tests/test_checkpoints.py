@@ -45,3 +45,26 @@ def test_presets():
         get_preset("gpu")
     with pytest.raises(GolemError, match="unknown preset field"):
         paper.with_overrides(nope=1)
+
+
+def test_presets_are_a_settings_section():
+    from golem.errors import SettingsError
+    from golem.settings import load_settings
+
+    from golem_worldmodel.presets import preset_from_settings
+
+    settings = load_settings(overrides=[("flag --set", {"dream.preset": "tiny", "dream.generations": 5})], environ={})
+    resolved = preset_from_settings(settings.settings)
+    assert resolved.name == "tiny" and resolved.generations == 5 and resolved.episodes == get_preset("tiny").episodes
+    assert preset_from_settings(settings.settings, generations=7).generations == 7  # a command's option wins
+    assert preset_from_settings(load_settings(environ={}).settings).name == "cpu"  # the default
+    rows = {key: source for key, _, source in settings.rows()}
+    assert rows["dream.preset"] == "flag --set" and rows["dream.vae_epochs"] == "default"
+    env = load_settings(environ={"GOLEM_DREAM__VAE_EPOCHS": "3", "GOLEM_LOAD_PLUGINS": "x", "GOLEM_OTHER_TOOL": "1"})
+    assert preset_from_settings(env.settings).vae_epochs == 3  # other GOLEM_* variables are ignored, as before
+    with pytest.raises(SettingsError, match="unknown setting 'dream.bogus'"):
+        load_settings(overrides=[("flag --set", {"dream.bogus": 1})], environ={})
+    with pytest.raises(SettingsError, match="dream.generations"):
+        load_settings(overrides=[("flag --set", {"dream.generations": "many"})], environ={})
+    with pytest.raises(GolemError, match="unknown preset 'gpu'"):
+        preset_from_settings(load_settings(overrides=[("flag --set", {"dream.preset": "gpu"})], environ={}).settings)

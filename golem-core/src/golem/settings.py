@@ -114,7 +114,8 @@ class GolemSettings(BaseSettings):
     """All of Golem's settings."""
 
     model_config = SettingsConfigDict(
-        env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="forbid", validate_assignment=True
+        # extra: top-level component sections (the world model's ``dream``); load_settings refuses unowned keys
+        env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="allow", validate_assignment=True
     )
 
     data: DataSettings = Field(default_factory=DataSettings)
@@ -265,7 +266,21 @@ def load_settings(
         config_file = candidate if candidate.is_file() else None
     if config_file is not None:
         _merge(merged, _read_toml(config_file), f"file {config_file}", sources)
+    if registry is None:
+        from golem.plugins import load_plugins
+
+        registry = load_plugins().registry
     env_values = _read_env({k: v for k, v in environ.items() if k.upper().startswith(ENV_PREFIX)})
+    # Other GOLEM_* variables (GOLEM_LOAD_PLUGINS, another tool's) are no settings: ignore them, as before.
+    own = {key.split(".")[0] for key in registry.settings_sections()} - set(GolemSettings.model_fields)
+    env_values = {k: v for k, v in env_values.items() if k in GolemSettings.model_fields}
+    for name, value in environ.items():  # top-level component sections: GOLEM_DREAM__VAE_EPOCHS=3
+        parts = name[len(ENV_PREFIX):].lower().split("__") if name.upper().startswith(ENV_PREFIX) else []
+        if len(parts) > 1 and parts[0] in own:
+            node = env_values
+            for part in parts[:-1]:
+                node = node.setdefault(part, {})
+            node[parts[-1]] = value
     _merge(merged, env_values, "env {env}", sources)
     for label, layer in overrides:
         _merge(merged, nest(layer), label, sources)
@@ -273,10 +288,6 @@ def load_settings(
         settings = GolemSettings.model_validate(merged)
     except ValidationError as exc:
         raise SettingsError(_explain(exc, sources)) from None
-    if registry is None:
-        from golem.plugins import load_plugins
-
-        registry = load_plugins().registry
     _validate_sections(settings, registry.settings_sections(), sources)
     return ResolvedSettings(settings=settings, sources=sources, config_file=config_file)
 

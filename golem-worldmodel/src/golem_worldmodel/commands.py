@@ -26,7 +26,7 @@ from golem.errors import GolemError
 from golem.settings import GolemSettings
 
 from golem_worldmodel.paths import RunPaths
-from golem_worldmodel.presets import PRESETS, Preset, get_preset
+from golem_worldmodel.presets import PRESETS, Preset, preset_from_settings
 
 log = structlog.get_logger("golem_worldmodel.commands")
 
@@ -59,21 +59,29 @@ class Context:
         self.settings: GolemSettings = root.resolve(set_=set_, flags={"game.scenario": scenario}).settings
         self.scenario = scenario
         self.paths = RunPaths(run if run is not None else self.settings.data.root / "dream" / scenario)
-        self.preset = self._preset(preset).with_overrides(**overrides)
+        self.preset = preset_from_settings(self.settings, preset, self._stored(preset), **overrides)
+        self._save_preset()
 
-    def _preset(self, name: str | None) -> Preset:
+    def _stored(self, name: str | None) -> Preset | None:
+        """The preset this run folder was started with, if any (a different ``--preset`` is an error)."""
+        saved = self.paths.root / "preset.json"
+        if not saved.is_file():
+            return None
+        stored = Preset.from_dict(json.loads(saved.read_text()))
+        if name is not None and name != stored.name:
+            raise GolemError(f"run {self.paths.root} uses preset {stored.name!r}, not {name!r}; use another --run folder")
+        return stored
+
+    def _save_preset(self) -> None:
+        """A new run folder records its preset (with the settings' overrides, not a command's own options)."""
         saved = self.paths.root / "preset.json"
         if saved.is_file():
-            stored = Preset.from_dict(json.loads(saved.read_text()))
-            if name is not None and name != stored.name:
-                raise GolemError(f"run {self.paths.root} uses preset {stored.name!r}, not {name!r}; use another --run folder")
-            return stored
-        preset = get_preset(name or "cpu")
+            return
+        base = preset_from_settings(self.settings, self.preset.name)
         self.paths.root.mkdir(parents=True, exist_ok=True)
         tmp = saved.with_suffix(".tmp")
-        tmp.write_text(json.dumps(preset.to_dict(), indent=2))
+        tmp.write_text(json.dumps(base.to_dict(), indent=2))
         tmp.replace(saved)
-        return preset
 
     def progress(self, what: str) -> Progress:
         return Progress(

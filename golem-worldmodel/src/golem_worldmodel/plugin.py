@@ -10,8 +10,9 @@ from golem import hookimpl
 @hookimpl
 def register_environments(register) -> None:
     from golem_worldmodel.env_factory import make_dream_env
+    from golem_worldmodel.presets import DreamSettings
 
-    register("dream", make_dream_env)
+    register("dream", make_dream_env, settings=DreamSettings)
 
 
 @hookimpl

@@ -8,9 +8,13 @@ the preset it was trained with (its metadata), never guessed from file names.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields, replace
-from typing import Any
+from typing import Any, Optional, get_type_hints
+
+from pydantic import Field, create_model
 
 from golem.errors import GolemError
+from golem.settings import ComponentSettings
+from golem.settings import section as settings_section
 
 
 @dataclass(frozen=True)
@@ -121,3 +125,45 @@ def get_preset(name: str) -> Preset:
     if name not in PRESETS:
         raise GolemError(f"unknown preset {name!r}; known: {', '.join(PRESETS)}")
     return PRESETS[name]
+
+
+def _settings_model() -> type[ComponentSettings]:
+    """``dream``: the preset by name, and any of its fields overridden (``None``: the preset's value)."""
+    hints = get_type_hints(Preset)
+    overrides: dict[str, Any] = {
+        f.name: (Optional[hints[f.name]], Field(None, description=f"override the preset's {f.name}"))
+        for f in fields(Preset) if f.name != "name"
+    }
+    model = create_model(
+        "DreamSettings", __base__=ComponentSettings,
+        preset=(str, Field("cpu", description=f"named sizes: {', '.join(PRESETS)}")), **overrides,
+    )
+    model.key = "dream"
+    model.__doc__ = "``dream``: the world-model pipeline's preset and per-field overrides (``None``: the preset's)."
+    return model
+
+
+#: The world model's settings section: ``dream.preset`` and ``dream.<field>`` overrides of the preset.
+DreamSettings = _settings_model()
+
+
+def preset_from_settings(settings: Any, name: str | None = None, stored: Preset | None = None, **given: Any) -> Preset:
+    """The run's preset: ``stored`` (the run folder's), else ``name``, else ``dream.preset``; then overrides.
+
+    Overrides apply lowest first: the ``dream.<field>`` settings (``golem.toml``,
+    ``GOLEM_DREAM__…``, ``--set dream.…``), then ``given`` (a command's own options).
+
+    Raises:
+        GolemError: an unknown preset name, or a run that uses another preset than ``name``.
+    """
+    section = settings_section(settings, DreamSettings)
+    if stored is not None:
+        if name is not None and name != stored.name:
+            raise GolemError(f"this run uses preset {stored.name!r}, not {name!r}; use another --run folder")
+        base = stored
+    else:
+        base = get_preset(name or section.preset)
+    from_settings = {k: v for k, v in section.model_dump().items() if k != "preset" and v is not None}
+    if "vae_channels" in from_settings:
+        from_settings["vae_channels"] = tuple(from_settings["vae_channels"])
+    return base.with_overrides(**from_settings).with_overrides(**given)
