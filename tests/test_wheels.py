@@ -50,6 +50,14 @@ def test_fresh_environment_gains_the_audio_sensor_from_its_wheel(tmp_path: Path)
     for wheel in (core, cli, audio):
         assert wheel.name.endswith("-0.1.0-py3-none-any.whl"), wheel.name
     env_dir = tmp_path / "venv"
+    try:
+        _install_and_check(env_dir, core, cli, audio, tmp_path)
+    finally:  # torch makes the environment several GiB: do not leave it to pytest's kept temp folders
+        shutil.rmtree(env_dir, ignore_errors=True)
+
+
+def _install_and_check(env_dir: Path, core: Path, cli: Path, audio: Path, tmp_path: Path) -> None:
+    """Core and CLI alone: no audio sensor and `--plugin audio` refused; then the audio wheel adds it."""
     venv.EnvBuilder(with_pip=True).create(env_dir)
     python, golem = env_dir / "bin" / "python", env_dir / "bin" / "golem"
     pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-c", str(ROOT / "constraints.txt")]
