@@ -211,3 +211,10 @@ def test_recording_without_any_sensor_is_refused(golem_cli, tmp_path: Path):
     proc = golem_cli(["run", "record", "--expert", "basic", "--episodes", "1", "--plugin", "no:visual"])
     assert proc.returncode != 0 and "no sensor is enabled" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def test_progress_off_a_terminal_is_plain_lines(golem_cli, tmp_path: Path):
+    proc = golem_cli(["run", "record", "--expert", "basic", "--episodes", "3"], check=True)  # stderr is a pipe
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("record: ")]
+    assert lines and lines[-1].startswith("record: 3/3, what basic on basic"), proc.stderr
+    assert "━" not in proc.stderr  # no bar drawn into a log

@@ -13,7 +13,9 @@ import time
 from types import TracebackType
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from typing import Any
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from golem.learning.training import BatchProgress, EpochRecord
 
@@ -73,3 +75,45 @@ class TrainingView:
         if self.plain:
             self._last_line = time.monotonic()
             self.console.print(f"epoch {record.epoch + 1} done: {summary}  ({record.seconds:.0f} s)", highlight=False)
+
+
+class LineProgress(Progress):
+    """A rich :class:`~rich.progress.Progress` that, off a terminal, prints plain lines instead of a bar.
+
+    A line per task at most every :data:`PLAIN_INTERVAL_S` seconds while it
+    advances, and one when the ``with`` block ends without an error: ``recording basic on basic: 3/10, fps 812, mean 85.4``.
+    On a terminal it is the ordinary bar.
+    """
+
+    def __init__(self, *columns: Any, console: Console, **kwargs: Any) -> None:
+        self.plain = not console.is_terminal
+        super().__init__(*columns, console=console, **{**kwargs, "disable": kwargs.get("disable", False) or self.plain})
+        self._printed: dict[TaskID, float] = {}
+
+    def _line(self, task_id: TaskID) -> str:
+        task = self._tasks[task_id]
+        done = f"{task.completed:.0f}/{task.total:.0f}" if task.total is not None else f"{task.completed:.0f}"
+        fields = ", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in task.fields.items())
+        return f"{task.description}: {done}" + (f", {fields}" if fields else "")
+
+    def _maybe_print(self, task_id: TaskID) -> None:
+        if not self.plain:
+            return
+        now = time.monotonic()
+        if now - self._printed.get(task_id, 0.0) >= PLAIN_INTERVAL_S:
+            self._printed[task_id] = now
+            self.console.print(self._line(task_id), highlight=False, soft_wrap=True)
+
+    def update(self, task_id: TaskID, **kwargs: Any) -> None:  # type: ignore[override]
+        super().update(task_id, **kwargs)
+        self._maybe_print(task_id)
+
+    def advance(self, task_id: TaskID, advance: float = 1) -> None:
+        super().advance(task_id, advance)
+        self._maybe_print(task_id)
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        super().__exit__(kind, exc, tb)
+        if self.plain and kind is None:  # after an error its one line is all a person needs
+            for task_id in list(self._tasks):
+                self.console.print(self._line(task_id), highlight=False, soft_wrap=True)

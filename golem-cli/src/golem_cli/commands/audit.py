@@ -7,10 +7,11 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
 from golem.learning.archives import resolve_model
 from golem.diagnostics.audit import AuditPlan, AuditReport, audit, default_chart_path, parse_ids
+from golem_cli.progress import LineProgress
 from golem_cli.tables import action_scores
 from golem_cli.options import DeviceOpt, JsonOpt, PluginOpt, SetOpt, StoreOpt
 from golem_cli.state import state
@@ -39,7 +40,7 @@ def audit_command(
     chart_path = None if no_chart else (chart or default_chart_path(settings, resolve_model(settings, model)))
     plan = AuditPlan(model=model, store=store, episodes=ids, module=module, sequence_length=sequence_length,
                      chart=chart_path)
-    progress = Progress(
+    progress = LineProgress(
         TextColumn("[bold]auditing[/bold]"), BarColumn(), MofNCompleteColumn(), TextColumn("steps"),
         TimeElapsedColumn(), console=st.err, disable=as_json, transient=True,
     )

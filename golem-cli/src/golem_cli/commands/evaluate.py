@@ -7,12 +7,13 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from golem.runtime.rollout import EpisodeResult
 from golem.diagnostics.evaluation import EVAL_START_SEED, EvalPlan, Scoreboard, evaluate, expert_for
 from golem.runtime.scenarios import resolve_scenario
+from golem_cli.progress import LineProgress
 from golem_cli.commands.play import resolve_player
 from golem_cli.options import JsonOpt, PluginOpt, SetOpt
 from golem_cli.state import state
@@ -83,7 +84,7 @@ def evaluate_command(
         max_steps=max_steps, threshold=threshold, expert=expert,
     )
     total = episodes * len(plan.roles)
-    progress = Progress(
+    progress = LineProgress(
         TextColumn("[bold]evaluating[/bold] {task.fields[what]}"), BarColumn(), MofNCompleteColumn(),
         TimeElapsedColumn(), console=st.err, transient=True,
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Optional
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
 from golem.errors import GolemError
 from golem.data.recording import Episode, RecordPlan, continuing_seeds, record, require_sensors, resolve_expert
@@ -13,6 +13,7 @@ from golem.runtime.scenarios import resolve_scenario
 from golem.selection import check_selected
 from golem.runtime.session import check_display
 from golem.data.store import TrajectoryStore
+from golem_cli.progress import LineProgress
 from golem_cli.options import PluginOpt, SetOpt, StoreOpt
 from golem_cli.state import state
 
@@ -56,7 +57,7 @@ def record_command(
     path = store if store is not None else settings.store_path()
     frames = 0
     returns: list[float] = []
-    progress = Progress(
+    progress = LineProgress(
         TextColumn("[bold]recording[/bold] {task.fields[what]}"),
         BarColumn(),
         MofNCompleteColumn(),
