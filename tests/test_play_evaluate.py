@@ -235,3 +235,21 @@ def test_evaluate_on_my_way_home_shows_how_often_the_goal_was_reached(golem_cli,
     summary = json_out(golem_cli(["run", "evaluate", "--scenario", "my_way_home", "--episodes", "1", "--max-steps", "400",
                                   "--json"], check=True))
     assert summary["policies"]["expert"]["goal_rate"] == 1.0
+
+
+def test_gif_timing_stays_real_for_identical_frames(tmp_path: Path):
+    from PIL import Image
+
+    from golem.runtime.video import VideoWriter, gif_durations
+
+    assert sum(gif_durations(35)) == 1000 and set(gif_durations(35)) <= {20, 30}
+    writer = VideoWriter(tmp_path / "still.gif")
+    for _ in range(70):  # two seconds of a screen that does not change, then one other frame
+        writer.add(np.zeros((120, 160, 3), np.uint8))
+    writer.add(np.full((120, 160, 3), 255, np.uint8))
+    writer.close()
+    gif, total = Image.open(tmp_path / "still.gif"), 0
+    for index in range(gif.n_frames):
+        gif.seek(index)
+        total += gif.info["duration"]
+    assert abs(total - 71 * 1000 / 35) <= 10  # real time, though Pillow stores the still part as one frame

@@ -19,7 +19,9 @@ class VideoWriter:
     """Writes the RGB screens the agent saw (uint8 ``[H, W, 3]`` per tic) to a ``.gif`` or ``.mp4``.
 
     MP4 frames stream to ffmpeg (``imageio-ffmpeg``); GIF frames are kept and
-    written by Pillow on :meth:`close` (GIF delays are whole centiseconds: 30 ms a frame).
+    written by Pillow on :meth:`close` with the delays of :func:`gif_durations`
+    (Pillow merges identical consecutive frames and adds up their delays, so the
+    timing stays real).
     """
 
     def __init__(self, path: Path) -> None:
@@ -67,7 +69,7 @@ class VideoWriter:
 
                 images = [Image.fromarray(f) for f in self._gif]
                 images[0].save(
-                    self.path, save_all=True, append_images=images[1:], duration=round(1000 / VIDEO_FPS, -1), loop=0
+                    self.path, save_all=True, append_images=images[1:], duration=gif_durations(len(images)), loop=0
                 )
                 self._gif = []
         except OSError as exc:
@@ -82,3 +84,13 @@ class VideoObserver(Observer):
 
     def before_tic(self, state: Any) -> None:
         self.writer.add(state.screen_buffer)
+
+
+def gif_durations(frames: int, fps: float = VIDEO_FPS) -> list[int]:
+    """Per-frame GIF delays in ms (whole centiseconds, as GIF stores them) whose running sum keeps real time.
+
+    At 35 tics/s a frame lasts 28.6 ms; GIF can only say 20 or 30, so the delays
+    alternate such that frame ``i`` ends within 5 ms of ``i / fps`` seconds.
+    """
+    ends = [round((i + 1) * 1000 / fps, -1) for i in range(frames)]
+    return [int(end - start) for start, end in zip([0, *ends[:-1]], ends)]
