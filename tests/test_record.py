@@ -218,3 +218,9 @@ def test_progress_off_a_terminal_is_plain_lines(golem_cli, tmp_path: Path):
     lines = [line for line in proc.stderr.splitlines() if line.startswith("record: ")]
     assert lines and lines[-1].startswith("record: 3/3, what basic on basic"), proc.stderr
     assert "━" not in proc.stderr  # no bar drawn into a log
+
+
+def test_parallel_workers_write_episodes_in_seed_order(golem_cli, tmp_path: Path):
+    golem_cli(["run", "record", "--expert", "basic", "--episodes", "12", "--workers", "2"], check=True)
+    with TrajectoryStore.open(_store(tmp_path)) as store:
+        assert [i.meta.seed for i in store.episodes()] == list(range(12))  # ids follow seeds, whoever finished first

@@ -276,8 +276,9 @@ def record(
 ) -> list[int]:
     """Record ``plan.episodes`` episodes into ``store``; returns the new episode ids.
 
-    Each finished episode is written at once (one transaction), so an
-    interruption (``KeyboardInterrupt``) keeps every completed episode.
+    Episodes are written in seed order, each in one transaction as soon as
+    the ones before it are written, so an interruption (``KeyboardInterrupt``)
+    keeps every completed episode and parallel workers give the same store as one.
     ``on_episode(episode_id, episode)`` is called after each write (progress).
     """
     require_sensors(settings)
@@ -295,13 +296,29 @@ def record(
     rules = array_rules(registry)
     ids: list[int] = []
     started = time.perf_counter()
+    # Workers finish out of order; episodes are written in seed order, so a store's ids (and the
+    # training run built on them) do not depend on which engine was faster.
+    slots: dict[int, list[int]] = {}
+    for index, seed in enumerate(seeds):
+        slots.setdefault(int(seed), []).append(index)
+    pending: dict[int, Episode] = {}
+    next_index = 0
+
+    def write(episode: Episode) -> None:
+        eid = store.write_episode(episode.meta, episode.arrays, rules)
+        ids.append(eid)
+        if on_episode is not None:
+            on_episode(eid, episode)
+
     try:
         for episode in source:
-            eid = store.write_episode(episode.meta, episode.arrays, rules)
-            ids.append(eid)
-            if on_episode is not None:
-                on_episode(eid, episode)
+            pending[slots[int(episode.meta.seed)].pop(0)] = episode
+            while next_index in pending:
+                write(pending.pop(next_index))
+                next_index += 1
     finally:
         source.close()  # stops workers and engines now, also on Ctrl-C
+        for index in sorted(pending):  # interrupted: every completed episode is still kept
+            write(pending.pop(index))
     log.info("record.done", episodes=len(ids), seconds=round(time.perf_counter() - started, 2))
     return ids
