@@ -194,3 +194,42 @@ def test_commands_refuse_a_damaged_chunk_in_one_line(env: tuple[CliRunner, Path]
         assert result.exit_code != 0, args
         errors = [line for line in result.output.splitlines() if line.startswith("error:")]
         assert len(errors) == 1 and "chunk 1 of 'frames' is damaged" in errors[0] and "golem data verify" in errors[0], result.output
+
+
+def test_seed_layout_audio_imports_at_the_default_rate_and_trains(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The seed's audio (one tic at 44,100 Hz: [T, 2, 1260]) is stored as the sensor records it at 22,050 Hz."""
+    pytest.importorskip("golem_sensors_audio")
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(5)
+    T = 12
+    recordings = tmp_path / "seed"
+    recordings.mkdir()
+    for i in range(3):
+        t = np.arange(T * 1260) / 44100
+        tone = np.stack([np.sin(2 * np.pi * 440 * t), 0.5 * np.sin(2 * np.pi * 660 * t)]).astype(np.float32)
+        audios = tone.reshape(2, T, 1260).transpose(1, 0, 2) + 0.01 * rng.standard_normal((T, 2, 1260), np.float32)
+        _npz(recordings / f"run{i}.npz", T, i, audios=audios)
+    runner = CliRunner()
+    store = tmp_path / "store"
+    result = invoke(runner, "--plugin", "audio", "data", "import", str(recordings), "--store", str(store), "--json")
+    assert result.exit_code == 0, result.output
+    with TrajectoryStore.open(store) as opened:
+        info = opened.get(0)
+        stored = opened.read(0, "audios")
+    assert stored.shape == (T, 2, 2520) and stored.dtype == np.float16  # 4 tics at 22050 Hz
+    assert info.meta.sensor_settings["brain.dsp"]["sample_rate"] == 22050
+    loud = stored[4].astype(np.float32)
+    assert abs(loud.mean()) < 1e-2 and abs(loud.std() - 1.0) < 1e-2  # normalised per step as recorded
+    train = ["run", "train", "--store", str(store), "--plugin", "audio", "--set", f"data.root={tmp_path / 'root'}",
+             "--set", "training.sequence_length=4", "--set", "brain.working_memory=8", "--epochs", "1",
+             "--device", "cpu", "--json"]
+    trained = invoke(runner, *train)
+    assert trained.exit_code == 0, trained.output
+    # a store recorded at another rate names the setting that reads it
+    other = tmp_path / "store11k"
+    assert invoke(runner, "--plugin", "audio", "--set", "brain.dsp.sample_rate=11025", "data", "import",
+                  str(recordings), "--store", str(other)).exit_code == 0
+    refused = invoke(runner, *[str(other) if a == str(store) else a for a in train])
+    assert refused.exit_code != 0
+    errors = [line for line in refused.output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "--set brain.dsp.sample_rate=11025" in errors[0], refused.output

@@ -126,6 +126,38 @@ def test_cli_train_saves_active_model_rebuilt_from_metadata(golem_cli, store: Pa
         assert word in proc.stdout
 
 
+def test_default_settings_train_on_short_basic_episodes_and_few_streams(
+    golem_cli, store: Path, tmp_path: Path
+) -> None:
+    """``golem run train`` with the default L=32 and B=32 on 12 short ``basic`` episodes (issue 12, item 10).
+
+    Every episode is shorter than L, and there are fewer streams than rows: the
+    episodes are padded and masked, the batch shrinks with a warning, and
+    validation scores exactly the recorded steps of the validation episodes,
+    as the audit counts them.
+    """
+    root = tmp_path / "root"
+    with TrajectoryStore.open(store) as opened:
+        lengths = {info.id: info.length for info in opened.episodes()}
+    assert max(lengths.values()) < 32  # the premise: every basic episode is shorter than the default L
+    proc = golem_cli(["run", "train", "--store", str(store), "--set", f"data.root={root}", "--epochs", "1",
+                      "--device", "cpu", "--json"])
+    assert proc.returncode == 0, proc.stderr
+    assert "sampler.fewer_streams" in proc.stderr and "requested_batch_size=32" in proc.stderr
+    out = json.loads(proc.stdout)
+    meta = read_metadata(Path(out["active"]))
+    assert meta["training"]["sequence_length"] == 32 and meta["training"]["batch_size"] == 32
+    val_ids = meta["data"]["validation_episodes"]
+    train_ids = [i for i in meta["data"]["episodes"] if i not in val_ids]
+    assert val_ids and meta["data"]["batch_size"] == 2 * len(train_ids)  # one row per (mirrored) stream
+    assert out["validation"]["steps"] == sum(lengths[i] for i in val_ids)  # padding is not scored
+    assert meta["data"]["train_windows"] == 2 * len(train_ids)  # no episode dropped
+    audit = golem_cli(["run", "audit", "--store", str(store), "--set", f"data.root={root}", "--json"])
+    assert audit.returncode == 0, audit.stderr
+    report = json.loads(audit.stdout)
+    assert report["selection"] == "validation" and report["steps"] == out["validation"]["steps"]
+
+
 def test_in_process_model_equals_rebuilt_checkpoint(store: Path, tmp_path: Path) -> None:
     registry = load_plugins().registry
     result = train(small_settings(tmp_path, seed=3), registry, TrainPlan(store=store))

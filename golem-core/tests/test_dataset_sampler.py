@@ -128,15 +128,20 @@ def origin(batch_frames) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def test_pointer_map_stride_tail_short_and_mirror(store: TrajectoryStore, gsettings: GolemSettings) -> None:
     ds = dataset(store, gsettings, mirror=False)
     p = ds.pointers
-    assert p.dtype == POINTER_DTYPE and len(ds) == sum(T // L for T, _ in LAYOUT)
+    assert p.dtype == POINTER_DTYPE and len(ds) == sum(-(-T // L) for T, _ in LAYOUT)
     for eid, (T, source) in enumerate(LAYOUT):
         mine = p[p["episode"] == eid]
-        assert mine["start"].tolist() == list(range(0, (T // L) * L, L))  # tail dropped, stride L
+        assert mine["start"].tolist() == list(range(0, T, L))  # stride L, the tail kept
+        assert mine["length"].tolist() == [min(L, T - s) for s in range(0, T, L)]
+        assert int(mine["length"].sum()) == T  # every step in exactly one window
         assert (mine["is_first"] == (mine["start"] == 0)).all()
         assert (mine["recovery"] == (source == "recovery")).all()
-    assert not (p["episode"] == 2).any()  # 3 steps < L: no window
+    short = p[p["episode"] == 2]  # 3 steps < L: one window of 3 real steps
+    assert short["start"].tolist() == [0] and short["length"].tolist() == [3]
+    assert ds.steps == sum(T for T, _ in LAYOUT)
     m = dataset(store, gsettings, mirror=True).pointers
     assert len(m) == 2 * len(p) and m["mirrored"].sum() == len(p)
+    assert dataset(store, gsettings, mirror=True).steps == 2 * ds.steps  # mirrored twins count too
     plain = {(int(r["episode"]), int(r["start"])) for r in m[~m["mirrored"]]}
     twins = {(int(r["episode"]), int(r["start"])) for r in m[m["mirrored"]]}
     assert plain == twins
@@ -150,11 +155,20 @@ def test_rows_continue_through_loaded_frames(store: TrajectoryStore, gsettings: 
     sampler = StatefulStratifiedSampler(ds, training())
     prev = None
     n = 0
+    padded = 0
     for indices in sampler:
-        inputs, targets, is_first = ds.load_batch(indices)
+        inputs, targets, is_first, mask = ds.load_batch(indices)
         assert inputs["visual"].shape == (4, L, 3, 64, 64) and targets.shape == (4, L, A)
         episode, steps, mirrored = origin(inputs["visual"])
-        assert (np.diff(steps, axis=1) == 1).all()  # each window is contiguous
+        real = mask.numpy()
+        rows = ds.pointers[np.asarray(indices)]
+        assert real.sum(axis=1).tolist() == rows["length"].tolist()
+        for b in range(len(indices)):  # real steps are contiguous; padding repeats the last real step
+            k = int(real[b].sum())
+            assert real[b, :k].all() and not real[b, k:].any()
+            assert (np.diff(steps[b, :k]) == 1).all() and (steps[b, k:] == steps[b, k - 1]).all()
+            assert (targets[b, k:] == targets[b, k - 1]).all()
+            padded += k < L
         # is_first exactly where the window starts an episode
         assert is_first.tolist() == (steps[:, 0] == 0).tolist()
         if prev is None:
@@ -168,6 +182,7 @@ def test_rows_continue_through_loaded_frames(store: TrajectoryStore, gsettings: 
         prev = (episode, steps, mirrored)
         n += 1
     assert n == len(StatefulStratifiedSampler(ds, training())) > 5
+    assert padded > 0  # the tails were read
 
 
 def test_recovery_share_and_recycling(store: TrajectoryStore, gsettings: GolemSettings) -> None:
@@ -178,9 +193,9 @@ def test_recovery_share_and_recycling(store: TrajectoryStore, gsettings: GolemSe
     rec = ds.pointers["recovery"][rows]  # [batches, B]
     assert rec[:, :2].all() and not rec[:, 2:].any()
     assert rec.mean() == pytest.approx(0.25)
-    # recovery streams: 2 episodes with 2 and 1 windows; restarted many times within one epoch
+    # recovery streams: 2 episodes with 3 and 2 windows; recycled within one epoch
     starts = Counter(int(ds.pointers["episode"][i]) for i in rows[:, :2].ravel() if ds.pointers["is_first"][i])
-    assert set(starts) == {8, 9} and min(starts.values()) >= 2
+    assert set(starts) == {8, 9} and sum(starts.values()) > 2
     # at least one recovery row even for a small ratio; none when the pool is empty
     assert StatefulStratifiedSampler(ds, training(batch_size=8, recovery_ratio=0.01)).n_recovery == 1
     no_rec = SequenceDataset.from_store(store, [VisualSensor(gsettings)], BASIC, training(), include_recovery=False)
@@ -203,7 +218,7 @@ def test_epoch_ends_when_base_pool_is_exhausted(store: TrajectoryStore, gsetting
     # ... no base window twice, and the epoch stopped when some row's stream ran out
     assert len(set(used.tolist())) == used.size
     last = base_rows[-1]
-    ends = [int(p["start"][i]) + L + L > ds.episodes[int(p["episode"][i])].length for i in last]
+    ends = [int(p["start"][i]) + L >= ds.episodes[int(p["episode"][i])].length for i in last]
     assert any(ends)
     # skipped base windows are only tails of streams in flight at the end
     missing = set(np.flatnonzero(~p["recovery"]).tolist()) - set(used.tolist())
@@ -238,11 +253,23 @@ def test_deterministic_in_seed_and_epoch(store: TrajectoryStore, gsettings: Gole
     assert list(c) != e0
 
 
-def test_too_few_streams_for_batch_size(store: TrajectoryStore, gsettings: GolemSettings) -> None:
-    ds = dataset(store, gsettings, mirror=False)
-    with pytest.raises(GolemError) as err:
-        StatefulStratifiedSampler(ds, training(batch_size=64))
-    assert "\n" not in str(err.value) and "batch_size=64" in str(err.value)
+def test_fewer_streams_than_batch_size_lowers_the_batch(store: TrajectoryStore, gsettings: GolemSettings) -> None:
+    from structlog.testing import capture_logs  # noqa: PLC0415
+
+    ds = dataset(store, gsettings, mirror=False)  # 8 base streams, 2 recovery streams
+    with capture_logs() as logs:
+        sampler = StatefulStratifiedSampler(ds, training(batch_size=64, recovery_ratio=0.25))
+    assert sampler.n_base == 8 and sampler.batch_size == sampler.n_base + sampler.n_recovery
+    assert sampler.n_recovery == 3  # round(8 * 0.25 / 0.75): the requested share
+    warning = [e for e in logs if e["event"] == "sampler.fewer_streams"]
+    assert warning and warning[0]["requested_batch_size"] == 64 and warning[0]["batch_size"] == 11
+    batches = list(sampler)
+    assert batches and all(len(b) == 11 for b in batches)
+    base = np.array(batches)[:, sampler.n_recovery:].ravel().tolist()
+    assert sorted(base) == sorted(set(base))  # no base window twice
+    empty = SequenceDataset(store, [], [VisualSensor(gsettings)], BASIC, L)
+    with pytest.raises(GolemError, match="no training episode"):
+        StatefulStratifiedSampler(empty, training())
 
 
 def test_registered_as_stateful_sampler() -> None:
@@ -266,8 +293,9 @@ def test_mirrored_window_is_flip_of_plain_and_involution(store: TrajectoryStore,
     plain = np.flatnonzero(~p["mirrored"])
     twin = [int(np.flatnonzero(p["mirrored"] & (p["episode"] == p["episode"][i]) & (p["start"] == p["start"][i]))[0])
             for i in plain]
-    a_in, a_t, a_first = ds.load_batch(plain)
-    b_in, b_t, b_first = ds.load_batch(twin)
+    a_in, a_t, a_first, a_mask = ds.load_batch(plain)
+    b_in, b_t, b_first, b_mask = ds.load_batch(twin)
+    assert (a_mask == b_mask).all()
     assert (a_first == b_first).all()
     for s in sensors:
         x, y = a_in[s.name].numpy(), b_in[s.name].numpy()
@@ -373,7 +401,8 @@ def test_validation_split_by_whole_episodes(store: TrajectoryStore, gsettings: G
 
 def test_build_pointers_and_bench(store: TrajectoryStore, gsettings: GolemSettings) -> None:
     p = build_pointers(store.episodes(), 10, mirror=False)
-    assert p["start"].tolist() == [0, 10, 0, 0, 10, 20, 0, 0, 10, 0]
+    assert p["start"].tolist() == [0, 10, 20, 0, 10, 0, 0, 10, 20, 0, 10, 0, 0, 10, 20, 0, 10, 0, 0]
+    assert p["length"].tolist() == [10, 10, 1, 10, 2, 3, 10, 10, 10, 10, 7, 8, 10, 10, 5, 10, 3, 9, 6]
     ds = dataset(store, gsettings)
     rate = bench_batches(ds, StatefulStratifiedSampler(ds, training()), 3)
     assert rate > 0

@@ -233,7 +233,9 @@ class ImageSensor(Sensor):
         return np.stack([bilinear_resize_uint8(channel) for channel in image])
 
     @classmethod
-    def from_legacy(cls, source: str, array: np.ndarray) -> np.ndarray:
+    def from_legacy(
+        cls, source: str, array: np.ndarray, settings: Any = None, recorded: dict[str, Any] | None = None
+    ) -> np.ndarray:
         """Seed-layout ``[T, C, H, W]`` or ``[T, H, W, C]`` (``[T, H, W]`` for one channel), uint8 or float
         in ``[0, 1]`` → uint8 ``[T, C, SIZE, SIZE]``.
 

@@ -82,12 +82,38 @@ class Sensor(ABC):
 
     # --- data side -------------------------------------------------------
 
+    def recorded_settings(self) -> dict[str, dict[str, Any]]:
+        """``{settings_model.key: values}`` of what shapes this sensor's stored arrays (``{}`` without settings).
+
+        Written into every recorded or imported episode's ``sensor_settings``, so
+        a reader can say which setting a mismatched array needs.
+        """
+        if self.settings_model is None:
+            return {}
+        from golem.settings import section
+
+        return {self.settings_model.key: section(self.settings, self.settings_model).model_dump(mode="json")}
+
     @classmethod
-    def from_legacy(cls, source: str, array: np.ndarray) -> np.ndarray:
+    def from_legacy(
+        cls,
+        source: str,
+        array: np.ndarray,
+        settings: GolemSettings | None = None,
+        recorded: dict[str, Any] | None = None,
+    ) -> np.ndarray:
         """A seed-layout ``.npz`` array ``[T, …]`` of this sensor as stored ``[T, *step_shape]`` in :attr:`dtype`.
 
         The default accepts the stored layout (float data is cast when :attr:`dtype`
         is a float type); sensors whose legacy files differ override it.
+
+        Args:
+            source: the file's name, for messages.
+            array: the file's array ``[T, …]``.
+            settings: the importing settings: the result must be what a sensor built
+                from them records (``None``: the defaults).
+            recorded: this sensor's settings section as the file's ``meta`` recorded
+                it (files exported by Golem), ``None`` for the seed's files.
 
         Raises:
             GolemError: one line naming ``source`` (the file) and what is wrong.

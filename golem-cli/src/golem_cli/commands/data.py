@@ -199,6 +199,9 @@ def import_(
     """Import seed-layout .npz recordings (files named *recovery* become recovery episodes).
 
     Every file is checked before anything is written, so a bad file leaves the store unchanged.
+    Each array becomes what its sensor records with these settings: images are resized, and
+    audio is resampled to brain.dsp.sample_rate in 4-tic windows (files that do not record
+    their rate are taken to be at brain.dsp.legacy_sample_rate, 44100 Hz as the seeds recorded).
     """
     st, settings = _settings(ctx)
     _check_source(source)
@@ -207,7 +210,7 @@ def import_(
     options = ImportOptions(
         profile=profile, action_names=PROFILES[profile], sensors=tuple(settings.brain.sensors),
         scenario=settings.game.scenario, map=settings.game.doom_map, seed=settings.game.seed,
-        source=source, tags=tuple(tag or ()),
+        source=source, tags=tuple(tag or ()), settings=settings,
     )
     rules = array_rules(st.host.registry)
     show = len(files) > 1 and not as_json

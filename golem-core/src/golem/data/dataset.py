@@ -1,9 +1,11 @@
 """Sequence windows over a trajectory store: selection, compatibility, pointer map, batches.
 
 A :class:`SequenceDataset` cuts every selected episode into windows of ``L``
-steps with stride ``L`` (non-overlapping), starting at step 0. The tail of an
-episode shorter than ``L`` is **dropped** (no padding, so no mask is needed);
-an episode shorter than ``L`` therefore contributes no window at all. With
+steps with stride ``L`` (non-overlapping), starting at step 0. Nothing is
+dropped: an episode's last window holds its remaining ``length <= L`` steps
+(an episode shorter than ``L`` is one such window), padded to ``L`` by
+repeating its last step, and the batch's ``mask`` marks the real steps, so the
+loss, validation and the audit all count every recorded step once. With
 mirror augmentation every window also exists mirrored, so the data doubles.
 
 The windows live in a compact pointer map (:data:`POINTER_DTYPE`, one record
@@ -11,6 +13,7 @@ per window, no Python object per window)::
 
     episode  int64  store episode id
     start    int64  first step of the window (0, L, 2L, ...)
+    length   int32  real steps in the window (L, or fewer in an episode's last window)
     mirrored bool   read left-right mirrored
     is_first bool   start == 0: the window starts an episode (reset hidden state)
     recovery bool   the episode's source is "recovery"
@@ -23,7 +26,7 @@ Window ``i`` of a dataset is ``dataset.pointers[i]``; a sampler
 ...     ds = SequenceDataset.from_store(store, spec.sensors, spec.action_names, settings.training)
 ...     train, val = ds.split(settings.training.validation_split, settings.training.seed)
 ...     for indices in StatefulStratifiedSampler(train, settings):
-...         inputs, targets, is_first = train.load_batch(indices)
+...         inputs, targets, is_first, mask = train.load_batch(indices)
 """
 
 from __future__ import annotations
@@ -48,7 +51,8 @@ log = structlog.get_logger(__name__)
 
 #: One record per window of the pointer map.
 POINTER_DTYPE = np.dtype(
-    [("episode", "<i8"), ("start", "<i8"), ("mirrored", "?"), ("is_first", "?"), ("recovery", "?")]
+    [("episode", "<i8"), ("start", "<i8"), ("length", "<i4"), ("mirrored", "?"), ("is_first", "?"),
+     ("recovery", "?")]
 )
 
 RECOVERY = "recovery"
@@ -61,11 +65,19 @@ class Batch(NamedTuple):
         inputs: sensor name → float tensor ``[B, L, *sensor.shape]`` (``sensor.to_network`` of the stored values).
         targets: float32 ``[B, L, A]`` button states 0./1.
         is_first: bool ``[B]``; True where the window starts its episode (zero that row's hidden state).
+        mask: bool ``[B, L]``; True at recorded steps, False at the padding after an episode's last step
+            (which repeats that step; score and train only where the mask is True).
     """
 
     inputs: dict[str, torch.Tensor]
     targets: torch.Tensor
     is_first: torch.Tensor
+    mask: torch.Tensor
+
+    @property
+    def padded(self) -> bool:
+        """Whether any step of the batch is padding."""
+        return not bool(self.mask.all())
 
 
 # --- selection -------------------------------------------------------------
@@ -146,8 +158,26 @@ def check_compatible(
             if tuple(spec.step_shape) != want_shape or np.dtype(spec.dtype) != want_dtype:
                 raise GolemError(
                     f"episode {info.id} stores {sensor.key!r} as {list(spec.step_shape)} {spec.dtype} but sensor "
-                    f"{sensor.name!r} reads {list(want_shape)} {want_dtype.name}; re-record it with this sensor"
+                    f"{sensor.name!r} reads {list(want_shape)} {want_dtype.name}; {_settings_hint(info, sensor)}"
                 )
+
+
+def _settings_hint(info: EpisodeInfo, sensor: Sensor) -> str:
+    """How to read an episode whose sensor array has another shape: the settings it was recorded with, if known."""
+    wanted = sensor.recorded_settings()
+    if not wanted:
+        return "re-record it with this sensor"
+    recorded = info.meta.sensor_settings
+    flags = [
+        f"--set {key}.{name}={value}"
+        for key, values in wanted.items()
+        for name, value in (recorded.get(key) or {}).items()
+        if name in values and values[name] != value
+    ]
+    if flags:
+        return f"it was recorded with {' '.join(flags)}: pass the same, or re-record or re-import it with these settings"
+    keys = ", ".join(wanted)
+    return f"it was recorded with other {keys} settings: pass those with --set {next(iter(wanted))}.…, or re-record it"
 
 
 # --- pointer map -----------------------------------------------------------
@@ -157,25 +187,30 @@ def build_pointers(episodes: Sequence[EpisodeInfo], sequence_length: int, mirror
     """The pointer map (:data:`POINTER_DTYPE`, ``[N]``) of stride-``L`` windows of ``episodes``.
 
     Order: episode by episode (as given), plain windows by start, then (with
-    ``mirror``) the mirrored twins by start. Tails shorter than ``L`` are dropped.
+    ``mirror``) the mirrored twins by start. An episode's last window holds its
+    remaining steps (``length`` < ``L`` when ``L`` does not divide the episode),
+    so every step of every episode is in exactly one window (per mirroring).
     """
     L = int(sequence_length)
     if L < 1:
         raise GolemError(f"sequence_length must be positive, got {L}")
-    counts = np.array([info.length // L for info in episodes], dtype=np.int64)
+    lengths = np.array([max(int(info.length), 0) for info in episodes], dtype=np.int64)
+    counts = -(-lengths // L)  # ceil
     copies = 2 if mirror else 1
     total = int(counts.sum()) * copies
     out = np.zeros(total, dtype=POINTER_DTYPE)
     pos = 0
-    for info, n in zip(episodes, counts.tolist()):
+    for info, n, total_steps in zip(episodes, counts.tolist(), lengths.tolist()):
         if n == 0:
             continue
         starts = np.arange(n, dtype=np.int64) * L
+        window_lengths = np.minimum(total_steps - starts, L)
         recovery = info.meta.source == RECOVERY
         for mirrored in (False, True)[:copies]:
             part = out[pos : pos + n]
             part["episode"] = info.id
             part["start"] = starts
+            part["length"] = window_lengths
             part["mirrored"] = mirrored
             part["is_first"] = starts == 0
             part["recovery"] = recovery
@@ -284,8 +319,7 @@ class SequenceDataset:
         """Select episodes (:func:`select_episodes`), check them and cut them with ``training``'s L and mirror.
 
         Raises:
-            GolemError: no episode matches, an episode is incompatible, or no
-                episode is at least ``L`` steps long.
+            GolemError: no episode matches, an episode is incompatible, or every episode is empty.
         """
         training = getattr(training, "training", training)  # GolemSettings or its training group
         episodes = select_episodes(store, module=module, include_recovery=include_recovery)
@@ -296,14 +330,11 @@ class SequenceDataset:
             store, episodes, sensors, action_names, training.sequence_length, mirror=training.mirror, profile=profile
         )
         if len(ds) == 0:
-            longest = max(info.length for info in episodes)
-            raise GolemError(
-                f"no episode is at least training.sequence_length={training.sequence_length} steps long "
-                f"(longest: {longest}); lower the sequence length or record longer episodes"
-            )
+            raise GolemError(f"every selected episode in {store.path} is empty (0 steps); record some with "
+                             "`golem run record`")
         short = sum(1 for info in episodes if info.length < ds.sequence_length)
-        if short:
-            log.warning("dataset.short_episodes", episodes=short, sequence_length=ds.sequence_length)
+        if short:  # kept, padded and masked; worth knowing because such windows carry less per update
+            log.info("dataset.short_episodes", episodes=short, sequence_length=ds.sequence_length)
         log.info("dataset.built", module=module, **ds.describe())
         return ds
 
@@ -349,7 +380,8 @@ class SequenceDataset:
         the stored dtype (``StoreReader.read_into``); mirrored rows are then
         flipped by each sensor's ``mirror`` and have their actions permuted
         (MOVE/TURN left↔right); last, the stored values become tensors through
-        each sensor's ``to_network``.
+        each sensor's ``to_network``. A window shorter than ``L`` (an episode's
+        last) is padded by repeating its last step and masked out.
 
         Args:
             indices: ``[B]`` window indices.
@@ -359,8 +391,9 @@ class SequenceDataset:
                 non-blocking. ``None``: stay on the CPU.
 
         Returns:
-            :class:`Batch` ``(inputs, targets, is_first)``: ``inputs[name]`` float
-            ``[B, L, *shape]``, ``targets`` float32 ``[B, L, A]``, ``is_first`` bool ``[B]``.
+            :class:`Batch` ``(inputs, targets, is_first, mask)``: ``inputs[name]`` float
+            ``[B, L, *shape]``, ``targets`` float32 ``[B, L, A]``, ``is_first`` bool ``[B]``,
+            ``mask`` bool ``[B, L]``.
         """
         idx = np.asarray(indices, dtype=np.intp)
         if idx.ndim != 1:
@@ -373,13 +406,18 @@ class SequenceDataset:
         host_actions = _empty((B, L, A), np.dtype(np.uint8), pin)
         raw = {name: t.numpy() for name, t in host.items()}
         actions = host_actions.numpy()
-        episodes, starts = rows["episode"].tolist(), rows["start"].tolist()
+        episodes, starts, lengths = rows["episode"].tolist(), rows["start"].tolist(), rows["length"].tolist()
         with self.store.reader() as reader:
-            for b, (eid, start) in enumerate(zip(episodes, starts)):
+            for b, (eid, start, n) in enumerate(zip(episodes, starts, lengths)):
                 info = self.episodes[eid]
-                reader.read_into(actions[b], info, "actions", start)
+                reader.read_into(actions[b, :n], info, "actions", start)
                 for sensor in self.sensors:
-                    reader.read_into(raw[sensor.name][b], info, sensor.key, start)
+                    reader.read_into(raw[sensor.name][b, :n], info, sensor.key, start)
+                if n < L:  # an episode's last window: repeat its last step (inputs stay in distribution)
+                    actions[b, n:] = actions[b, n - 1]
+                    for sensor in self.sensors:
+                        raw[sensor.name][b, n:] = raw[sensor.name][b, n - 1]
+        mask = torch.from_numpy(np.arange(L)[None, :] < rows["length"][:, None])
         mirrored = rows["mirrored"]
         if mirrored.any():
             for sensor in self.sensors:
@@ -390,15 +428,22 @@ class SequenceDataset:
         if dev is not None:
             host = {name: t.to(dev, non_blocking=pin) for name, t in host.items()}
             host_actions = host_actions.to(dev, non_blocking=pin)
-            is_first = is_first.to(dev)
+            is_first, mask = is_first.to(dev), mask.to(dev)
         inputs = {s.name: s.to_network(host[s.name]) for s in self.sensors}
-        return Batch(inputs, host_actions.float(), is_first)
+        return Batch(inputs, host_actions.float(), is_first, mask)
+
+    @property
+    def steps(self) -> int:
+        """Recorded steps across all windows (mirrored twins counted twice)."""
+        return int(self.pointers["length"].sum())
 
     def describe(self) -> Mapping[str, Any]:
-        """Counts for logs and reports: episodes, windows, recovery windows, L, mirror."""
+        """Counts for logs and reports: episodes, windows (padded ones too), steps, recovery windows, L, mirror."""
         return {
             "episodes": len(self.episodes),
             "windows": len(self),
+            "padded_windows": int((self.pointers["length"] < self.sequence_length).sum()),
+            "steps": self.steps,
             "recovery_windows": int(self.pointers["recovery"].sum()),
             "sequence_length": self.sequence_length,
             "mirror": self.mirror,

@@ -70,6 +70,14 @@ class Episode:
     counters: dict[str, float]
 
 
+def recorded_settings(sensors: list[Sensor]) -> dict[str, dict[str, Any]]:
+    """The settings sections that shape these sensors' stored arrays (:meth:`Sensor.recorded_settings`), merged."""
+    out: dict[str, dict[str, Any]] = {}
+    for sensor in sensors:
+        out.update(sensor.recorded_settings())
+    return out
+
+
 def build_sensors(settings: GolemSettings, registry: Registry) -> list[Sensor]:
     """Instances of the enabled sensors (``brain.sensors``), in order; unknown names fail listing the known."""
     return [registry.get("sensors", name).obj(settings) for name in settings.brain.sensors]
@@ -238,6 +246,7 @@ def _episodes_in_process(
                 tags=list(plan.tags),
                 terminated=result.terminated,
                 truncated=result.truncated,
+                sensor_settings=recorded_settings(sensors),
                 extra={"expert": plan.expert, **counters} if expert is not None else dict(counters),
             )
             yield Episode(meta=meta, arrays=arrays, counters=counters)

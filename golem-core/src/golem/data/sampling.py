@@ -20,6 +20,11 @@ Rows ``0 .. R-1`` read the recovery pool, rows ``R .. B-1`` the base pool:
   differs, so these differ too). With one base row every base window appears
   exactly once per epoch.
 
+When the data holds fewer base streams than base rows (a small recording), the
+sampler keeps one row per base stream instead, lowers :attr:`batch_size` to
+match and logs a warning (``sampler.fewer_streams``); the trainer reads
+``batch_size`` from the sampler.
+
 Shuffles are drawn from ``numpy.random.default_rng([seed, epoch, pool])``, so
 an epoch's batches depend only on the seed and the epoch number.
 """
@@ -67,12 +72,13 @@ class StatefulStratifiedSampler:
         settings: :class:`GolemSettings` or its ``training`` group; uses
             ``batch_size`` (B), ``recovery_ratio`` and ``seed``.
 
-    Iterating yields ``list[int]`` of length B (indices into the pointer map);
-    each ``iter()`` runs the next epoch (0, 1, 2, ...; see :meth:`set_epoch`).
+    Iterating yields ``list[int]`` of length :attr:`batch_size` (indices into
+    the pointer map); each ``iter()`` runs the next epoch (0, 1, 2, ...; see
+    :meth:`set_epoch`). :attr:`batch_size` is ``training.batch_size``, or fewer
+    when the data holds fewer base streams than base rows.
 
     Raises:
-        GolemError: there are fewer base streams than base rows, so no full
-            batch could ever be formed.
+        GolemError: there is no base stream at all.
     """
 
     def __init__(self, pointers: Any, settings: GolemSettings | TrainingSettings) -> None:
@@ -95,14 +101,22 @@ class StatefulStratifiedSampler:
                 log.warning("sampler.no_recovery_rows", batch_size=B, recovery_ratio=self.recovery_ratio)
         elif self.recovery_ratio > 0:
             log.warning("sampler.no_recovery_data", recovery_ratio=self.recovery_ratio)
-        self.n_recovery = n_rec
-        self.n_base = B - n_rec
-        if len(self.base_streams) < self.n_base:
-            raise GolemError(
-                f"training.batch_size={B} needs at least {self.n_base} base episode streams (episodes, "
-                f"mirrored twins counted) at least training.sequence_length long, but there are "
-                f"{len(self.base_streams)}; lower training.batch_size or record more episodes"
+        n_base = B - n_rec
+        if not self.base_streams:
+            raise GolemError("there is no training episode to sample from; record some with `golem run record`")
+        if len(self.base_streams) < n_base:
+            # One row per stream: with fewer rows than requested, every base window is still read once per epoch.
+            n_base = len(self.base_streams)
+            if n_rec:  # keep the requested share: R / (base + R) = recovery_ratio
+                n_rec = max(int(round(n_base * self.recovery_ratio / (1.0 - self.recovery_ratio))), 1)
+            log.warning(
+                "sampler.fewer_streams", requested_batch_size=B, batch_size=n_base + n_rec,
+                base_streams=len(self.base_streams),
+                hint="each batch row follows one episode; record more episodes for full batches",
             )
+            self.batch_size = B = n_base + n_rec
+        self.n_recovery = n_rec
+        self.n_base = n_base
         self._epoch = 0
         log.debug(
             "sampler.ready",

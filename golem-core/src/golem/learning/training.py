@@ -83,7 +83,7 @@ class BatchProgress:
         batch: batches done in this epoch (1-based).
         batches: batches per epoch, when the sampler knows (else ``None``).
         mean_loss: mean training loss of the epoch's batches so far.
-        frames_per_s: training frames (``B · L`` per batch) per second in this epoch.
+        frames_per_s: recorded training steps (``B · L`` per batch, less padding) per second in this epoch.
     """
 
     epoch: int
@@ -156,6 +156,7 @@ def train_step(
     targets: torch.Tensor,
     is_first: torch.Tensor,
     hx: torch.Tensor,
+    mask: torch.Tensor | None = None,
 ) -> tuple[float, torch.Tensor]:
     """One step of stateful truncated BPTT on a batch already on the model's device.
 
@@ -164,6 +165,7 @@ def train_step(
         targets: ``[B, L, A]`` 0./1.
         is_first: bool ``[B]``; rows whose window starts an episode.
         hx: ``[B, S]`` state carried from the previous batch (detached).
+        mask: bool ``[B, L]``, the recorded steps (``None``: all); see :func:`masked_loss`.
 
     Returns:
         ``(loss, hx)``: the scalar loss and the new state ``[B, S]``, detached.
@@ -173,11 +175,26 @@ def train_step(
     """
     hx = model.reset_rows(hx, is_first)
     logits, hx = model(inputs, hx)
-    loss = loss_fn(logits, targets)
+    loss = masked_loss(loss_fn, logits, targets, mask)
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
     optimizer.step()
     return float(loss.detach()), hx.detach()
+
+
+def masked_loss(
+    loss_fn: nn.Module, logits: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor | None
+) -> torch.Tensor:
+    """The loss over the recorded steps only.
+
+    Without padding (``mask`` ``None`` or all True) this is ``loss_fn(logits, targets)``
+    on ``[B, L, A]``. Otherwise the ``N`` recorded steps are gathered into one
+    row, ``[1, N, A]``, so a mean-reduced loss averages exactly over them and
+    the padding (which repeats an episode's last step) adds nothing.
+    """
+    if mask is None or bool(mask.all()):
+        return loss_fn(logits, targets)
+    return loss_fn(logits[mask].unsqueeze(0), targets[mask].unsqueeze(0))
 
 
 def prefetched(dataset: SequenceDataset, batches: Iterable[Sequence[int]], depth: int = 2) -> Iterator[Batch]:
@@ -312,7 +329,9 @@ def train(
         )
 
         validation: Validation | None = None
-        B, L = cfg.batch_size, cfg.sequence_length
+        # the stateful sampler lowers the stream count to what the data holds (with a warning)
+        B = int(getattr(sampler, "batch_size", cfg.batch_size))
+        data["batch_size"] = B
         interrupted, calibrated = False, False
         try:
             for epoch in range(first_epoch, first_epoch + cfg.epochs):
@@ -320,13 +339,19 @@ def train(
                 total = len(sampler) if hasattr(sampler, "__len__") else None
                 t0 = time.perf_counter()
                 hx = model.initial_state(B, device)
-                loss_sum, batches = 0.0, 0
+                loss_sum, batches, steps = 0.0, 0, 0
                 for batch in prefetched(train_ds, sampler):
                     calibrated = False
+                    if batch.targets.shape[0] != hx.shape[0]:
+                        raise GolemError(
+                            f"sampler {cfg.sampler!r} yielded a batch of {batch.targets.shape[0]} windows but its "
+                            f"batch_size is {hx.shape[0]}; a stateful sampler keeps one row per stream"
+                        )
                     loss, hx = train_step(
                         model, loss_fn, optimizer, to_device(batch.inputs, device),
-                        batch.targets.to(device), batch.is_first.to(device), hx,
+                        batch.targets.to(device), batch.is_first.to(device), hx, batch.mask.to(device),
                     )
+                    steps += int(batch.mask.sum())
                     if not math.isfinite(loss):
                         raise GolemError(
                             f"training diverged at epoch {epoch + 1} (loss {loss}); "
@@ -338,7 +363,7 @@ def train(
                         on_batch(BatchProgress(
                             epoch=epoch, epochs=first_epoch + cfg.epochs, batch=batches, batches=total,
                             mean_loss=loss_sum / batches,
-                            frames_per_s=batches * B * L / max(time.perf_counter() - t0, 1e-9),
+                            frames_per_s=steps / max(time.perf_counter() - t0, 1e-9),
                         ))
                 seconds = time.perf_counter() - t0
                 if batches == 0:
@@ -352,7 +377,7 @@ def train(
                 )
                 record = EpochRecord(
                     epoch=epoch, train_loss=loss_sum / batches, batches=batches,
-                    frames_per_s=batches * B * L / max(seconds, 1e-9), seconds=seconds, validation=validation,
+                    frames_per_s=steps / max(seconds, 1e-9), seconds=seconds, validation=validation,
                 )
                 history.append(record.to_dict())
                 log.info(
@@ -390,6 +415,7 @@ __all__ = [
     "TrainPlan",
     "TrainResult",
     "Validation",
+    "masked_loss",
     "prefetched",
     "train",
     "train_step",

@@ -125,9 +125,11 @@ def validate(
             hx = model.initial_state(len(indices), device)
         hx = model.reset_rows(hx, batch.is_first.to(device))
         logits, hx = model(to_device(batch.inputs, device), hx)
-        rows = torch.from_numpy(active).to(device)
-        z, y = logits[rows], batch.targets.to(device)[rows]  # [b, L, A]
+        keep = batch.mask.to(device) & torch.from_numpy(active).to(device)[:, None]  # [B, L] real steps
+        z, y = logits[keep].unsqueeze(0), batch.targets.to(device)[keep].unsqueeze(0)  # [1, N, A]
         n = z.numel()
+        if n == 0:
+            continue
         loss_sum += float(loss_fn(z, y)) * n
         loss_n += n
         tally.add(torch.sigmoid(z).reshape(-1, A).cpu().numpy(), y.reshape(-1, A).cpu().numpy(), activation)

@@ -53,6 +53,32 @@ def _cast(x: np.ndarray, dtype: np.dtype[Any]) -> np.ndarray:
     return x.astype(dtype)
 
 
+def restitch(steps: np.ndarray, rate: int, tics: int, target: int) -> np.ndarray:
+    """Per-step buffers of ``tics`` tics at ``rate`` Hz → per-step windows of the last 4 tics at ``target`` Hz.
+
+    Args:
+        steps: float32 ``[T, 2, tics · rate / 35]``; step ``t + 1`` is one tic after step ``t``.
+
+    Returns:
+        float16 ``[T, 2, 4 · target / 35]``, each step normalised by :func:`normalise` (silence → zeros).
+    """
+    import torch
+    import torchaudio.functional as AF
+
+    per_tic, new_tic = rate // TICRATE, target // TICRATE
+    T = steps.shape[0]
+    signal = np.concatenate([steps[0], *steps[1:, :, -per_tic:]], axis=-1) if T > 1 else steps[0]
+    if rate != target:
+        signal = AF.resample(torch.from_numpy(np.ascontiguousarray(signal)), rate, target).numpy()
+    width = BUFFER_TICS * new_tic
+    padded = np.concatenate([np.zeros((2, width), dtype=np.float32), signal.astype(np.float32)], axis=-1)
+    out = np.empty((T, 2, width), dtype=np.float16)
+    for t in range(T):
+        end = width + (tics + t) * new_tic  # step t ends after its tic, tics + t tics into the signal
+        out[t] = normalise(padded[:, end - width : end].T)
+    return out
+
+
 class DSPSettings(ComponentSettings):
     """``brain.dsp``: the audio front end, the Mel spectrogram computed inside the network."""
 
@@ -61,6 +87,11 @@ class DSPSettings(ComponentSettings):
     n_fft: int = Field(512, ge=16, le=8192, description="STFT window, samples")
     hop_length: int = Field(128, ge=1, le=8192, description="STFT hop, samples")
     n_mels: int = Field(32, ge=4, le=256, description="Mel bands")
+    legacy_sample_rate: Literal[11025, 22050, 44100] = Field(
+        44100,
+        description="sample rate of 'audios' in imported .npz files that do not record theirs "
+        "(the seed's recorder: 44100 Hz, one tic per step)",
+    )
 
 
 class AudioSensor(Sensor):
@@ -78,8 +109,28 @@ class AudioSensor(Sensor):
     step_shape = (2, None)
 
     @classmethod
-    def from_legacy(cls, source: str, array: np.ndarray) -> np.ndarray:
-        """Seed-layout ``[T, 2, N]`` or ``[T, N, 2]`` float → float16 ``[T, 2, N]``."""
+    def from_legacy(
+        cls, source: str, array: np.ndarray, settings: Any = None, recorded: dict[str, Any] | None = None
+    ) -> np.ndarray:
+        """Seed-layout ``[T, 2, N]`` or ``[T, N, 2]`` float → float16 ``[T, 2, N']`` as this sensor records it.
+
+        The file's sample rate is the one its ``meta`` recorded (files Golem
+        exported), else ``brain.dsp.legacy_sample_rate`` (the seed's recorder:
+        44,100 Hz with one tic per step, ``N = 1260``). When that rate and the
+        ``N / (rate / 35)`` tics per step already match ``brain.dsp.sample_rate``
+        and the 4 tics the sensor records, the samples are kept as they are
+        (export → import is bit for bit). Otherwise, taking each step to advance
+        one tic: the steps are stitched into one continuous signal (the first
+        step's buffer, then each later step's newest tic), resampled to
+        ``brain.dsp.sample_rate`` (``torchaudio.functional.resample``), cut again
+        into windows of the last 4 tics ending at each step (silence before the
+        first tic) and normalised per step as the sensor normalises its buffer.
+
+        Raises:
+            GolemError: wrong layout or dtype, or ``N`` is not a whole number of tics at the file's rate.
+        """
+        import structlog
+
         from golem.errors import GolemError
 
         if array.ndim != 3 or 2 not in array.shape[1:]:
@@ -88,7 +139,24 @@ class AudioSensor(Sensor):
             raise GolemError(f"{source}: 'audios' must be float, got {array.dtype}")
         if array.shape[1] != 2:
             array = array.transpose(0, 2, 1)
-        return np.ascontiguousarray(array.astype(np.float16))
+        dsp = section(settings, DSPSettings)
+        rate = int((recorded or {}).get("sample_rate") or dsp.legacy_sample_rate)
+        target = int(dsp.sample_rate)
+        per_tic, n = rate // TICRATE, int(array.shape[2])
+        if rate % TICRATE or n % per_tic or n == 0:
+            raise GolemError(
+                f"{source}: 'audios' holds {n} samples per step, not a whole number of tics at {rate} Hz "
+                f"({per_tic} samples a tic); set brain.dsp.legacy_sample_rate to the rate it was recorded at"
+            )
+        tics = n // per_tic
+        if rate == target and tics == BUFFER_TICS:
+            return np.ascontiguousarray(array.astype(np.float16))
+        out = restitch(array.astype(np.float32), rate, tics, target)
+        structlog.get_logger(__name__).warning(
+            "legacy_audio_converted", file=source, found=f"{tics} tic(s) at {rate} Hz [2, {n}]",
+            stored=f"{BUFFER_TICS} tics at {target} Hz [2, {out.shape[2]}]",
+        )
+        return out
 
     settings_model = DSPSettings
 

@@ -8,7 +8,8 @@ Accepted on import (``T`` steps):
   (:meth:`golem.sensors.Sensor.from_legacy`): with the shipped sensors ``frames``
   ``[T, 64, 64, 3]`` or ``[T, 3, 64, 64]``, uint8 or float in ``[0, 1]`` → uint8
   ``[T, 3, 64, 64]``; ``depths`` / ``thermals`` ``[T, 64, 64]`` or ``[T, 1, 64, 64]``
-  → uint8 ``[T, 1, 64, 64]``; ``audios`` ``[T, 2, N]`` or ``[T, N, 2]`` → float16 ``[T, 2, N]``;
+  → uint8 ``[T, 1, 64, 64]``; ``audios`` ``[T, 2, N]`` or ``[T, N, 2]`` → float16 ``[T, 2, N]``,
+  resampled and re-windowed to the importing ``brain.dsp`` (see the audio sensor's ``from_legacy``);
 * optional ``rewards`` ``[T]`` and ``meta`` (a 0-d JSON string written by export).
 
 Any other array is kept as it is and reported (a warning naming it), never dropped.
@@ -58,6 +59,8 @@ class ImportOptions:
     seed: int | None = None
     source: str = "human"
     tags: Sequence[str] = ()
+    #: The importing settings (sensor sections such as ``brain.dsp``); ``None``: the defaults.
+    settings: Any = None
 
 
 def load_npz(
@@ -83,9 +86,15 @@ def load_npz(
         if key is not None and key not in raw:
             raise GolemError(f"{name}: settings enable sensor {sensor!r} but the file has no {key!r} array")
     arrays: dict[str, np.ndarray] = {"actions": _actions(name, raw["actions"], options)}
+    saved = _saved_meta(path, raw.get("meta"))
+    recorded = saved.get("sensor_settings") or {}
+    sensor_settings: dict[str, dict[str, Any]] = {}
     for key, value in raw.items():  # every sensor array in the file is kept, enabled or not
         if key in rules:
-            arrays[key] = rules[key].owner.from_legacy(name, value)
+            owner = rules[key].owner
+            model_key = getattr(owner.settings_model, "key", None)
+            arrays[key] = owner.from_legacy(name, value, options.settings, recorded.get(model_key) if model_key else None)
+            sensor_settings.update(owner(options.settings).recorded_settings())
         elif key not in _OWN_KEYS:
             if value.dtype.kind not in "biuf" or value.ndim == 0:
                 raise GolemError(f"{name}: array {key!r} ({value.dtype}, {list(value.shape)}) is no sensor's and not storable")
@@ -103,7 +112,8 @@ def load_npz(
         raise GolemError(f"{name}: arrays have different lengths ({detail})")
     if lengths["actions"] < 1:
         raise GolemError(f"{name}: the recording is empty (0 steps)")
-    meta = _meta(path, raw.get("meta"), options, arrays, keys)
+    meta = _meta(path, saved, options, arrays, keys)
+    meta.sensor_settings = sensor_settings
     return meta, arrays
 
 
@@ -166,18 +176,23 @@ def _actions(name: str, actions: np.ndarray, options: ImportOptions) -> np.ndarr
     return actions.astype(np.uint8)
 
 
+def _saved_meta(path: Path, raw_meta: np.ndarray | None) -> dict[str, Any]:
+    """The file's ``meta`` JSON object (``{}`` without one)."""
+    if raw_meta is None:
+        return {}
+    try:
+        saved = json.loads(str(raw_meta))
+        if not isinstance(saved, dict):
+            raise ValueError("not an object")
+    except ValueError:
+        raise GolemError(f"{path.name}: 'meta' is not a JSON object") from None
+    return saved
+
+
 def _meta(
-    path: Path, raw_meta: np.ndarray | None, options: ImportOptions, arrays: dict[str, np.ndarray],
+    path: Path, saved: Mapping[str, Any], options: ImportOptions, arrays: dict[str, np.ndarray],
     keys: Mapping[str, str],
 ) -> EpisodeMeta:
-    saved: dict[str, Any] = {}
-    if raw_meta is not None:
-        try:
-            saved = json.loads(str(raw_meta))
-            if not isinstance(saved, dict):
-                raise ValueError("not an object")
-        except ValueError:
-            raise GolemError(f"{path.name}: 'meta' is not a JSON object") from None
     source = "recovery" if "recovery" in path.name.lower() else saved.get("source", options.source)
     extra = dict(saved.get("extra") or {})
     extra["imported_from"] = path.name

@@ -62,6 +62,8 @@ class EpisodeMeta:
     extra: dict[str, Any] = field(default_factory=dict)
     terminated: bool | None = None
     truncated: bool | None = None
+    #: The settings sections that shape the stored sensor arrays, e.g. ``{"brain.dsp": {"sample_rate": 22050, …}}``.
+    sensor_settings: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.source not in SOURCES:
