@@ -12,6 +12,7 @@ import subprocess
 import threading
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from torch import nn
@@ -341,3 +342,50 @@ def test_unavailable_device_is_one_line(store: Path, tmp_path: Path) -> None:
         pytest.skip("CUDA is available here")
     with pytest.raises(GolemError, match="no CUDA device"):
         train(small_settings(tmp_path, device="cuda"), load_plugins().registry, TrainPlan(store=store))
+
+
+def test_update_budget_best_epoch_and_calibrated_thresholds_reach_play(
+    golem_cli, store: Path, tmp_path: Path
+) -> None:
+    root = tmp_path / "root"
+    out = json.loads(golem_cli([*train_args(store, root, "--seed", "1"), "--updates", "7", "--json"], check=True).stdout)
+    assert out["updates"] == 7 and sum(h["batches"] for h in out["history"]) == 7  # the budget, not epochs
+    out = json.loads(golem_cli([*train_args(store, root, "--seed", "1"), "--epochs", "3", "--json"], check=True).stdout)
+    meta = read_metadata(Path(out["active"]))
+    losses = [h["validation"]["loss"] for h in meta["metrics"]["history"]]
+    best = min(range(len(losses)), key=losses.__getitem__)
+    assert len(losses) == 3 and meta["metrics"]["best_epoch"] == best == out["best_epoch"]
+    assert meta["metrics"]["validation"]["loss"] == losses[best]  # the saved weights are the best epoch's
+    thresholds = meta["thresholds"]
+    assert set(thresholds) == set(meta["spec"]["action_names"]) and thresholds == out["thresholds"]
+    assert all(0.0 < v < 1.0 for v in thresholds.values())
+    assert meta["metrics"]["calibrated"]["actions"].keys() == thresholds.keys()
+    played = json.loads(golem_cli(["run", "play", "--set", f"data.root={root}", "--max-steps", "3", "--json"],
+                                  check=True).stdout)
+    expected = [thresholds[n] for n in meta["spec"]["action_names"]]
+    assert played["threshold"] == (expected if len(set(expected)) > 1 else expected[0])
+    forced = json.loads(golem_cli(["run", "play", "--set", f"data.root={root}", "--set", "brain.activation=0.4",
+                                   "--max-steps", "3", "--json"], check=True).stdout)
+    assert forced["threshold"] == 0.4  # a given brain.activation wins
+
+
+def test_calibrated_thresholds_maximise_f1_per_action() -> None:
+    from golem.learning.validation import calibrate_thresholds
+
+    rng = np.random.default_rng(0)
+    n = 2000
+    y = np.zeros((n, 3), np.uint8)
+    y[:, 0] = rng.random(n) < 0.05  # a rare action whose probability stays low: 0.3 when pressed, 0.1 otherwise
+    y[:, 1] = rng.random(n) < 0.5  # a well-separated one: 0.9 / 0.1
+    p = np.where(y == 1, np.array([0.3, 0.9, 0.5]), np.array([0.1, 0.1, 0.5])).astype(np.float32)
+    p += rng.normal(0, 0.02, p.shape).astype(np.float32)
+    t = calibrate_thresholds(p, y, default=0.5)
+    assert 0.1 < t[0] < 0.3  # pressed below 0.5: every press recovered
+    assert 0.1 < t[1] < 0.9
+    assert t[2] == 0.5  # never pressed: the default
+    from golem.learning.validation import Tally
+
+    flat, tuned = Tally(3), Tally(3)
+    flat.add(p, y, 0.5)
+    tuned.add(p, y, t)
+    assert int(flat.tp[0]) == 0 and int(tuned.tp[0]) == int(y[:, 0].sum())

@@ -60,6 +60,8 @@ class TrainingView:
     def on_batch(self, p: BatchProgress) -> None:
         info = f"loss {p.mean_loss:.4f}  {p.frames_per_s:.0f} frames/s"
         if p.epoch != self._epoch:
+            if self._epoch is None:  # the run's plan: training.updates may need more or fewer epochs
+                self._progress.update(self._epochs_task, total=p.epochs - p.epoch)
             self._epoch = p.epoch
             self._progress.reset(self._batches_task, total=p.batches, description=f"epoch {p.epoch + 1}", info="")
         self._progress.update(self._batches_task, completed=p.batch, info=info)

@@ -83,7 +83,15 @@ class TrainingSettings(_Group):
     sequence_length: int = Field(32, ge=1, le=4096, description="BPTT window L, steps")
     batch_size: int = Field(32, ge=1, le=65536, description="parallel streams B")
     learning_rate: float = Field(1e-3, gt=0.0, lt=1.0, description="Adam step size")
-    epochs: int = Field(10, ge=1, le=100000)
+    epochs: int = Field(10, ge=1, le=100000, description="passes over the training streams")
+    updates: int = Field(
+        0, ge=0, le=100_000_000,
+        description="optimiser steps to train for, epochs as many as that takes (0: train for `epochs`)",
+    )
+    keep_best: bool = Field(True, description="save the epoch with the lowest validation loss, not the last")
+    calibrate_thresholds: bool = Field(
+        True, description="per-action press thresholds maximising validation F1, stored in the checkpoint for play"
+    )
     loss: str = Field("focal", description="loss component name")
     sampler: str = Field("stateful", description="sampler component name")
     mirror: bool = Field(True, description="mirror augmentation (flip width, swap left/right)")

@@ -12,7 +12,7 @@ import typer
 from rich.table import Table
 
 from golem.registry import Registry
-from golem.runtime.agent import check_compatible, load_agent, settings_for_model, trained_scenario, trained_threshold
+from golem.runtime.agent import check_compatible, load_agent, settings_for_model, trained_scenario, trained_threshold, trained_thresholds
 from golem.runtime.rollout import EpisodeResult, run_episode
 from golem.runtime.video import VIDEO_FPS, VideoObserver, VideoWriter
 from golem.learning.archives import resolve_model
@@ -36,12 +36,13 @@ class RealTime:
 
 def resolve_player(
     resolved: ResolvedSettings, model: Path | None, registry: Registry
-) -> tuple[Path, dict[str, Any], str, float, GolemSettings]:
+) -> tuple[Path, dict[str, Any], str, float | list[float], GolemSettings]:
     """``(checkpoint, metadata, scenario, threshold, settings)`` for play/evaluate.
 
     The scenario is the one given (flag, ``--set``, file, environment), else the
     one in the model's metadata, else ``game.scenario``'s default. The threshold
-    is a given ``brain.activation``, else the model's, else the default. The
+    is a given ``brain.activation``, else the model's per-action thresholds
+    calibrated on validation, else the activation it was trained with, else the default. The
     settings take the model's profile, sensors and sensor settings where none
     were given (:func:`golem.runtime.agent.settings_for_model`).
     """
@@ -51,9 +52,9 @@ def resolve_player(
     scenario = settings.game.scenario
     if "game.scenario" not in resolved.sources:
         scenario = trained_scenario(metadata) or scenario
-    threshold = settings.brain.activation
+    threshold: float | list[float] = settings.brain.activation
     if "brain.activation" not in resolved.sources:
-        threshold = trained_threshold(metadata) or threshold
+        threshold = trained_thresholds(metadata) or trained_threshold(metadata) or threshold
     return path, metadata, scenario, threshold, settings
 
 

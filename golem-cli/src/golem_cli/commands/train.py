@@ -19,6 +19,7 @@ def train_command(
     module: Annotated[Optional[str], typer.Option("--module", "-m", help="Train on episodes of this scenario or tag.")] = None,
     include_recovery: Annotated[bool, typer.Option("--include-recovery", help="Also train on recovery episodes (training.recovery_ratio of the streams).")] = False,
     epochs: Annotated[Optional[int], typer.Option("--epochs", "-e", min=1, help="Epochs (training.epochs).")] = None,
+    updates: Annotated[Optional[int], typer.Option("--updates", "-u", min=1, help="Train for this many optimiser steps instead of epochs (training.updates).")] = None,
     resume: Annotated[bool, typer.Option("--resume", help="Fine-tune the profile's active model instead of starting afresh.")] = False,
     seed: Annotated[Optional[int], typer.Option("--seed", min=0, help="Seed of weights, split and sampler (training.seed).")] = None,
     device: DeviceOpt = None,
@@ -29,7 +30,7 @@ def train_command(
 ) -> None:
     """Train the model on the store. Ctrl-C saves the current weights and stops."""
     st = state(ctx)
-    flags = {"training.epochs": epochs, "training.seed": seed, "training.device": device}
+    flags = {"training.epochs": epochs, "training.updates": updates, "training.seed": seed, "training.device": device}
     settings = st.resolve(plugin=plugin, set_=set_, flags=flags).settings
     plan = TrainPlan(module=module, include_recovery=include_recovery, resume=resume, store=store)
     with TrainingView(None if as_json else st.err, settings.training.epochs) as view:
@@ -58,6 +59,12 @@ def _report(out, result: TrainResult) -> None:
         out.print(action_scores(title, val.actions, caption, support="pressed"))
     last = result.history[-1] if result.history else None
     if last is not None:
-        out.print(f"epoch {last['epoch'] + 1}: train loss {last['train_loss']:.4f}, {last['frames_per_s']:.0f} frames/s on {result.device}")
+        out.print(f"epoch {last['epoch'] + 1}: train loss {last['train_loss']:.4f}, {last['frames_per_s']:.0f} frames/s "
+                  f"on {result.device}, {result.updates} updates")
+    if result.best_epoch is not None and last is not None and result.best_epoch != last["epoch"]:
+        out.print(f"kept epoch {result.best_epoch + 1}, the lowest validation loss (training.keep_best)")
+    if result.thresholds:
+        shown = "  ".join(f"{name} {value:.2f}" for name, value in result.thresholds.items())
+        out.print(f"press thresholds calibrated on validation, used by play and evaluate: {shown}", soft_wrap=True)
     out.print(f"active model → {result.active}", highlight=False, soft_wrap=True)
     out.print(f"archived as  → {result.archive}", highlight=False, soft_wrap=True)

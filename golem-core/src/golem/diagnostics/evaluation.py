@@ -85,7 +85,7 @@ class EvalPlan:
         start_seed: seed of the first episode; episode i uses ``start_seed + i``.
         max_steps: cut episodes after this many tics (``None``: the scenario's time-out, or its
             default limit when it has none: :func:`golem.runtime.scenarios.step_limit`).
-        threshold: the model's button threshold (``brain.activation``).
+        threshold: the model's button threshold (``brain.activation``), or one per action.
         expert: expert name (``None``: none plays).
     """
 
@@ -95,7 +95,7 @@ class EvalPlan:
     workers: int = 1
     start_seed: int = EVAL_START_SEED
     max_steps: int | None = None
-    threshold: float = 0.5
+    threshold: float | list[float] = 0.5
     expert: str | None = None
 
     @property

@@ -60,17 +60,21 @@ def save_model(
     data: Mapping[str, Any],
     *,
     interrupted: bool = False,
+    thresholds: Mapping[str, float] | None = None,
 ) -> tuple[Path, Path]:
     """Write the timestamped archive and the profile's active model; returns ``(archive, active)``.
 
     Metadata: the spec, ``training`` and ``loss`` settings, ``metrics`` (history
-    and final validation) and ``data`` (store path, episode ids, total steps).
+    and final validation) and ``data`` (store path, episode ids, total steps),
+    and ``thresholds`` (action name → press threshold calibrated on validation)
+    when given: play and evaluate use them unless ``brain.activation`` is set.
     """
     models = settings.models_path()
     extra = {
         "training": settings.training.model_dump(mode="json"),
         "loss": settings.loss.model_dump(mode="json"),
         "activation": settings.brain.activation,
+        "thresholds": dict(thresholds) if thresholds else None,
         "metrics": dict(metrics),
         "data": dict(data),
         "interrupted": interrupted,

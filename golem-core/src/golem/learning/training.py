@@ -12,7 +12,12 @@
    running statistics of batch normalisation re-estimated at the epoch's
    weights (:mod:`golem.learning.calibration`), then validation as contiguous streams
    with carried state;
-6. save a self-describing checkpoint: a timestamped archive plus the active model.
+6. keep the epoch with the lowest validation loss (``training.keep_best``),
+   calibrate per-action press thresholds on validation (``training.calibrate_thresholds``)
+   and save a self-describing checkpoint: a timestamped archive plus the active model.
+
+``training.updates`` > 0 trains for that many optimiser steps instead of
+``training.epochs`` (the last epoch may stop part way, then validates).
 
 Ctrl-C during training saves the current weights the same way and returns a
 result with ``interrupted=True`` (the CLI exits 130).
@@ -25,7 +30,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -45,7 +50,7 @@ from golem.registry import Registry
 from golem.selection import check_selected
 from golem.settings import GolemSettings
 from golem.data.store import TrajectoryStore
-from golem.learning.validation import Validation, to_device, validate
+from golem.learning.validation import Tally, Validation, calibrate_thresholds, to_device, validate
 
 log = structlog.get_logger("golem.learning.training")
 
@@ -129,10 +134,19 @@ class TrainResult:
     interrupted: bool = False
     seconds: float = 0.0
     model: nn.Module | None = field(default=None, repr=False)
+    #: action name → press threshold calibrated on validation (``None``: not calibrated).
+    thresholds: dict[str, float] | None = None
+    #: the epoch whose weights were saved (``None``: the last, e.g. after Ctrl-C or without validation).
+    best_epoch: int | None = None
+    #: optimiser steps taken in this run.
+    updates: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "active": str(self.active),
+            "thresholds": self.thresholds,
+            "best_epoch": self.best_epoch,
+            "updates": self.updates,
             "archive": str(self.archive),
             "device": self.device,
             "interrupted": self.interrupted,
@@ -332,9 +346,13 @@ def train(
         # the stateful sampler lowers the stream count to what the data holds (with a warning)
         B = int(getattr(sampler, "batch_size", cfg.batch_size))
         data["batch_size"] = B
-        interrupted, calibrated = False, False
+        per_epoch = len(sampler) if hasattr(sampler, "__len__") else 0
+        planned = -(-cfg.updates // per_epoch) if cfg.updates and per_epoch else cfg.epochs
+        best: tuple[float, int, dict[str, torch.Tensor], Validation] | None = None  # (loss, epoch, state, validation)
+        interrupted, calibrated, updates = False, False, 0
         try:
-            for epoch in range(first_epoch, first_epoch + cfg.epochs):
+            epoch = first_epoch
+            while (updates < cfg.updates) if cfg.updates else (epoch < first_epoch + cfg.epochs):
                 # 5a. stateful truncated BPTT over the sampler's streams.
                 total = len(sampler) if hasattr(sampler, "__len__") else None
                 t0 = time.perf_counter()
@@ -359,12 +377,15 @@ def train(
                         )
                     loss_sum += loss
                     batches += 1
+                    updates += 1
                     if on_batch is not None:
                         on_batch(BatchProgress(
-                            epoch=epoch, epochs=first_epoch + cfg.epochs, batch=batches, batches=total,
+                            epoch=epoch, epochs=first_epoch + planned, batch=batches, batches=total,
                             mean_loss=loss_sum / batches,
                             frames_per_s=steps / max(time.perf_counter() - t0, 1e-9),
                         ))
+                    if cfg.updates and updates >= cfg.updates:
+                        break  # the budget ends inside this epoch
                 seconds = time.perf_counter() - t0
                 if batches == 0:
                     raise GolemError("the sampler yielded no batch; lower training.batch_size")
@@ -375,6 +396,11 @@ def train(
                 validation = (
                     validate(model, loss_fn, val_ds, device, B, settings.brain.activation) if len(val_ds) else None
                 )
+                if cfg.keep_best and validation is not None and math.isfinite(validation.loss) and (
+                    best is None or validation.loss < best[0]
+                ):
+                    state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+                    best = (validation.loss, epoch, state, validation)
                 record = EpochRecord(
                     epoch=epoch, train_loss=loss_sum / batches, batches=batches,
                     frames_per_s=steps / max(seconds, 1e-9), seconds=seconds, validation=validation,
@@ -382,7 +408,7 @@ def train(
                 history.append(record.to_dict())
                 log.info(
                     "train.epoch", epoch=epoch + 1, train_loss=round(record.train_loss, 5), batches=batches,
-                    frames_per_s=round(record.frames_per_s, 1), seconds=round(seconds, 2),
+                    updates=updates, frames_per_s=round(record.frames_per_s, 1), seconds=round(seconds, 2),
                     val_loss=round(validation.loss, 5) if validation else None,
                     exact_match=round(validation.exact_match, 4) if validation else None,
                     f1={k: None if v.f1 is None else round(v.f1, 3) for k, v in validation.actions.items()}
@@ -390,16 +416,37 @@ def train(
                 )
                 if on_epoch is not None:
                     on_epoch(record)
+                epoch += 1
         except KeyboardInterrupt:
             interrupted = True
             log.warning("train.interrupted", epochs_done=len(history) - first_epoch)
 
         # 6. checkpoint: archive + active, self-describing.
-        metrics = {"history": history, "validation": validation.to_dict() if validation else None}
         if not calibrated:  # interrupted mid-epoch: the weights moved since the last estimate
             recalibrate_norms(model, train_ds, calibration_windows(train_ds, B, CALIBRATION_BATCHES, cfg.seed), device)
+        metrics: dict[str, Any] = {"history": history, "updates": updates}
+        if best is not None and not interrupted and best[1] != history[-1]["epoch"]:
+            model.load_state_dict(best[2])  # an earlier epoch validated better: it is the model
+            validation = best[3]
+            log.info("train.best_epoch", epoch=best[1] + 1, val_loss=round(best[0], 5))
+        metrics["best_epoch"] = best[1] if best is not None and not interrupted else None
+        metrics["validation"] = validation.to_dict() if validation else None
+        thresholds = None
+        if cfg.calibrate_thresholds and validation is not None and validation.probabilities is not None \
+                and len(validation.probabilities):
+            values = calibrate_thresholds(validation.probabilities, validation.targets, settings.brain.activation)
+            thresholds = {name: float(v) for name, v in zip(spec.action_names, values)}
+            tally = Tally(spec.n_actions)
+            tally.add(validation.probabilities, validation.targets, values)
+            metrics["calibrated"] = {
+                "exact_match": tally.exact_match,
+                "actions": {k: asdict(v) for k, v in tally.scores(spec.action_names).items()},
+            }
+            log.info("train.thresholds", **{k: round(v, 2) for k, v in thresholds.items()})
         model.eval()
-        archive, active = save_model(settings, model, spec, metrics, data, interrupted=interrupted)
+        archive, active = save_model(
+            settings, model, spec, metrics, data, interrupted=interrupted, thresholds=thresholds
+        )
     finally:
         store.close()
     elapsed = time.perf_counter() - started
@@ -407,6 +454,7 @@ def train(
     return TrainResult(
         active=active, archive=archive, device=str(device), history=history, validation=validation,
         data=data, interrupted=interrupted, seconds=elapsed, model=model,
+        thresholds=thresholds, best_epoch=metrics["best_epoch"], updates=updates,
     )
 
 

@@ -41,12 +41,16 @@ class Validation:
         exact_match: share of steps whose every action is right.
         actions: per action name, :class:`ActionScore`.
         steps: validation steps scored.
+        probabilities: float32 ``[steps, A]`` of every scored step (kept for threshold calibration; not serialised).
+        targets: uint8 ``[steps, A]``, the recorded buttons of those steps.
     """
 
     loss: float
     exact_match: float
     actions: dict[str, ActionScore]
     steps: int
+    probabilities: np.ndarray | None = field(default=None, repr=False, compare=False)
+    targets: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -118,6 +122,8 @@ def validate(
     A = len(dataset.action_names)
     tally = Tally(A)
     loss_sum, loss_n = 0.0, 0
+    kept_p: list[np.ndarray] = []
+    kept_y: list[np.ndarray] = []
     hx: torch.Tensor | None = None
     for indices, active in stream_batches(dataset, batch_size):
         batch = dataset.load_batch(indices)
@@ -132,14 +138,54 @@ def validate(
             continue
         loss_sum += float(loss_fn(z, y)) * n
         loss_n += n
-        tally.add(torch.sigmoid(z).reshape(-1, A).cpu().numpy(), y.reshape(-1, A).cpu().numpy(), activation)
+        probs, labels = torch.sigmoid(z).reshape(-1, A).float().cpu().numpy(), y.reshape(-1, A).cpu().numpy()
+        tally.add(probs, labels, activation)
+        kept_p.append(probs)
+        kept_y.append(labels.astype(np.uint8))
     model.train(was_training)
     return Validation(
         loss=loss_sum / loss_n if loss_n else float("nan"),
         exact_match=tally.exact_match,
         actions=tally.scores(dataset.action_names),
         steps=tally.steps,
+        probabilities=np.concatenate(kept_p) if kept_p else np.zeros((0, A), np.float32),
+        targets=np.concatenate(kept_y) if kept_y else np.zeros((0, A), np.uint8),
     )
+
+
+#: Candidate press thresholds for calibration: 0.05, 0.10, …, 0.95.
+THRESHOLD_GRID = np.round(np.arange(0.05, 0.951, 0.05), 2)
+
+
+def calibrate_thresholds(
+    probabilities: np.ndarray, targets: np.ndarray, default: float = 0.5, grid: np.ndarray = THRESHOLD_GRID
+) -> np.ndarray:
+    """Per action, the press threshold of ``grid`` with the best F1 on these steps.
+
+    Args:
+        probabilities: float ``[N, A]``, ``sigmoid(logits)`` of validation steps.
+        targets: 0/1 ``[N, A]``, the recorded buttons.
+        default: kept for an action never pressed in ``targets`` (its F1 is undefined).
+
+    Returns:
+        float ``[A]`` thresholds in ``(0, 1)``; ties go to the threshold nearest ``default``.
+
+    A rare action (ATTACK on ``defend_the_center``, pressed in a few per cent of
+    tics) whose probability seldom crosses 0.5 is pressed below it when that
+    recovers more of the expert's presses than it adds false ones.
+    """
+    p = np.asarray(probabilities, dtype=np.float32)
+    y = np.asarray(targets).astype(bool)
+    out = np.full(p.shape[1], float(default), dtype=np.float64)
+    order = np.argsort(np.abs(grid - default), kind="stable")  # nearest the default first: wins ties
+    for a in range(p.shape[1]):
+        if not y[:, a].any():
+            continue
+        pred = p[:, a][None, :] > grid[order][:, None]  # [G, N]
+        tp = (pred & y[:, a]).sum(axis=1)
+        f1 = 2 * tp / (pred.sum(axis=1) + y[:, a].sum())
+        out[a] = float(grid[order][int(np.argmax(f1))])
+    return out
 
 
 def score_action(tp: int, fp: int, fn: int) -> ActionScore:
@@ -166,8 +212,8 @@ class Tally:
         self.fp = np.zeros(self.n_actions, dtype=np.int64)
         self.fn = np.zeros(self.n_actions, dtype=np.int64)
 
-    def add(self, probabilities: np.ndarray, targets: np.ndarray, threshold: float) -> None:
-        """Count ``probabilities[T, A]`` pressed above ``threshold`` against ``targets[T, A]`` (0/1)."""
+    def add(self, probabilities: np.ndarray, targets: np.ndarray, threshold: float | np.ndarray) -> None:
+        """Count ``probabilities[T, A]`` pressed above ``threshold`` (scalar or per action ``[A]``) against ``targets[T, A]``."""
         pred = probabilities > threshold
         true = targets.astype(bool)
         self.tp += (pred & true).sum(axis=0)
@@ -188,4 +234,13 @@ class Tally:
         return self.exact / self.steps if self.steps else float("nan")
 
 
-__all__ = ["ActionScore", "Validation", "score_action", "stream_batches", "to_device", "validate"]
+__all__ = [
+    "THRESHOLD_GRID",
+    "ActionScore",
+    "Validation",
+    "calibrate_thresholds",
+    "score_action",
+    "stream_batches",
+    "to_device",
+    "validate",
+]

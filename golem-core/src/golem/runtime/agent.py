@@ -92,8 +92,10 @@ class Agent:
             where ``inputs[sensor name]`` is float ``[1, *shape]`` (``DoomNet``);
             put in eval mode here.
         spec: the model's spec (its sensors convert stored steps to network input).
-        threshold: press a button when its sigmoid probability exceeds this
-            (``brain.activation``, default 0.5).
+        threshold: press a button when its sigmoid probability exceeds this:
+            one value for every button (``brain.activation``, default 0.5) or one
+            per action in the model's order (thresholds calibrated on validation,
+            :func:`trained_thresholds`).
         threads: ``torch.set_num_threads`` for this process (``None``: leave it).
 
     Attributes:
@@ -106,15 +108,26 @@ class Agent:
     name = "model"
 
     def __init__(
-        self, model: nn.Module, spec: ModelSpec, threshold: float = 0.5, *, threads: int | None = LIVE_THREADS
+        self,
+        model: nn.Module,
+        spec: ModelSpec,
+        threshold: float | Sequence[float] = 0.5,
+        *,
+        threads: int | None = LIVE_THREADS,
     ) -> None:
-        if not 0.0 < threshold < 1.0:
+        values = np.asarray(threshold, dtype=np.float64).reshape(-1)
+        if values.size == 1:
+            values = np.full(spec.n_actions, values[0])
+        elif values.size != spec.n_actions:
+            raise GolemError(f"{values.size} thresholds for a model of {spec.n_actions} actions")
+        if not ((values > 0.0) & (values < 1.0)).all():
             raise GolemError(f"activation threshold must be between 0 and 1, got {threshold}")
         if threads is not None:
             torch.set_num_threads(threads)
         self.model = model.eval()
         self.spec = spec
-        self.threshold = float(threshold)
+        self.thresholds: np.ndarray = values  # float64 [A]
+        self.threshold: float | list[float] = float(values[0]) if (values == values[0]).all() else values.tolist()
         self.action_names: tuple[str, ...] = tuple(spec.action_names)
         self._sensors = [(s.name, s.key, s) for s in spec.sensors]
         try:
@@ -189,7 +202,7 @@ class Agent:
             logits, self._hx = self.model.step(inputs, self._hx)  # [1, A], [1, S]
             probs = torch.sigmoid(logits[0].float()).cpu().numpy()
         self.last_probs = probs
-        action = [int(p > self.threshold) for p in probs]
+        action = (probs > self.thresholds).astype(int).tolist()
         self.decide_ns.append(time.perf_counter_ns() - started)
         return action
 
@@ -272,8 +285,22 @@ def trained_threshold(metadata: Mapping[str, Any]) -> float | None:
     return float(value) if isinstance(value, (int, float)) and 0.0 < float(value) < 1.0 else None
 
 
+def trained_thresholds(metadata: Mapping[str, Any]) -> list[float] | None:
+    """Per-action press thresholds calibrated on validation, in the model's action order, when recorded."""
+    values = metadata.get("thresholds")
+    names = (metadata.get("spec") or {}).get("action_names") or []
+    if not isinstance(values, Mapping) or not names or set(values) != set(names):
+        return None
+    out = [float(values[n]) for n in names]
+    return out if all(0.0 < v < 1.0 for v in out) else None
+
+
 def load_agent(
-    path: str | Path, registry: Registry, threshold: float = 0.5, *, threads: int | None = LIVE_THREADS
+    path: str | Path,
+    registry: Registry,
+    threshold: float | Sequence[float] = 0.5,
+    *,
+    threads: int | None = LIVE_THREADS,
 ) -> Agent:
     """An :class:`Agent` for the checkpoint at ``path`` (rebuilt from its metadata, CPU, eval mode).
 
@@ -295,6 +322,7 @@ __all__ = [
     "settings_for_model",
     "trained_scenario",
     "trained_threshold",
+    "trained_thresholds",
     "check_compatible",
     "latency_summary",
 ]
