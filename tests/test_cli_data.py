@@ -222,6 +222,7 @@ def test_seed_layout_audio_imports_at_the_default_rate_and_trains(tmp_path: Path
     assert abs(loud.mean()) < 1e-2 and abs(loud.std() - 1.0) < 1e-2  # normalised per step as recorded
     train = ["run", "train", "--store", str(store), "--plugin", "audio", "--set", f"data.root={tmp_path / 'root'}",
              "--set", "training.sequence_length=4", "--set", "brain.working_memory=8", "--epochs", "1",
+             "--set", "training.min_updates=0",
              "--device", "cpu", "--json"]
     trained = invoke(runner, *train)
     assert trained.exit_code == 0, trained.output

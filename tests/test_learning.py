@@ -45,7 +45,7 @@ def test_basic_expert_is_learned(golem_cli, tmp_path: Path) -> None:
         [
             "--log-level", "warning", "run", "train", "--store", str(store), "--set", f"data.root={tmp_path}",
             "--set", "training.sequence_length=5", "--set", "training.batch_size=16",
-            "--epochs", "5", "--seed", "0", "--device", "cpu", "--json",
+            "--set", "training.min_updates=0", "--epochs", "5", "--seed", "0", "--device", "cpu", "--json",
         ],
         check=True,
         timeout=600,

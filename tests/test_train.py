@@ -36,6 +36,7 @@ SMALL = [
     "--set", "training.batch_size=4",
     "--set", "brain.working_memory=16",
     "--set", "training.validation_split=0.2",
+    "--set", "training.min_updates=0",
 ]
 
 
@@ -63,7 +64,7 @@ def small_settings(root: Path, **training) -> GolemSettings:
         "data": {"root": str(root)},
         "brain": {"working_memory": 16},
         "training": {"sequence_length": 4, "batch_size": 4, "epochs": 1, "device": "cpu",
-                     "validation_split": 0.2, **training},
+                     "validation_split": 0.2, "min_updates": 0, **training},
     })
 
 
@@ -130,29 +131,34 @@ def test_cli_train_saves_active_model_rebuilt_from_metadata(golem_cli, store: Pa
 def test_default_settings_train_on_short_basic_episodes_and_few_streams(
     golem_cli, store: Path, tmp_path: Path
 ) -> None:
-    """``golem run train`` with the default L=32 and B=32 on 12 short ``basic`` episodes (issue 12, item 10).
+    """``golem run train`` with default settings on 12 short ``basic`` episodes (issue 12, item 10).
 
-    Every episode is shorter than L, and there are fewer streams than rows: the
-    episodes are padded and masked, the batch shrinks with a warning, and
-    validation scores exactly the recorded steps of the validation episodes,
-    as the audit counts them.
+    L is chosen from the episodes (``auto``), every episode's tail is kept
+    (padded and masked), there are fewer streams than the 32 rows, so the batch
+    shrinks with a warning, and the small store still gets ``min_updates``
+    optimiser steps; validation scores exactly the recorded steps of the
+    validation episodes, as the audit counts them.
     """
+    from golem.settings import auto_sequence_length
+
     root = tmp_path / "root"
     with TrajectoryStore.open(store) as opened:
         lengths = {info.id: info.length for info in opened.episodes()}
-    assert max(lengths.values()) < 32  # the premise: every basic episode is shorter than the default L
+    L = auto_sequence_length(list(lengths.values()))
+    assert 4 <= L < max(lengths.values())  # some episodes end in a padded tail
     proc = golem_cli(["run", "train", "--store", str(store), "--set", f"data.root={root}", "--epochs", "1",
                       "--device", "cpu", "--json"])
     assert proc.returncode == 0, proc.stderr
     assert "sampler.fewer_streams" in proc.stderr and "requested_batch_size=32" in proc.stderr
     out = json.loads(proc.stdout)
     meta = read_metadata(Path(out["active"]))
-    assert meta["training"]["sequence_length"] == 32 and meta["training"]["batch_size"] == 32
+    assert meta["training"]["sequence_length"] == L and meta["training"]["batch_size"] == 32
+    assert out["updates"] >= meta["training"]["min_updates"] == 500  # one epoch asked, the floor applied
     val_ids = meta["data"]["validation_episodes"]
     train_ids = [i for i in meta["data"]["episodes"] if i not in val_ids]
     assert val_ids and meta["data"]["batch_size"] == 2 * len(train_ids)  # one row per (mirrored) stream
     assert out["validation"]["steps"] == sum(lengths[i] for i in val_ids)  # padding is not scored
-    assert meta["data"]["train_windows"] == 2 * len(train_ids)  # no episode dropped
+    assert meta["data"]["train_windows"] == 2 * sum(-(-lengths[i] // L) for i in train_ids)  # no step dropped
     audit = golem_cli(["run", "audit", "--store", str(store), "--set", f"data.root={root}", "--json"])
     assert audit.returncode == 0, audit.stderr
     report = json.loads(audit.stdout)

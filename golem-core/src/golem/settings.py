@@ -20,7 +20,7 @@ import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
@@ -80,10 +80,18 @@ class BrainSettings(_Group):
 class TrainingSettings(_Group):
     """Behavioural cloning with stateful truncated BPTT."""
 
-    sequence_length: int = Field(32, ge=1, le=4096, description="BPTT window L, steps")
+    sequence_length: Annotated[int, Field(ge=1, le=4096)] | Literal["auto"] = Field(
+        "auto",
+        description="BPTT window L, steps; auto: half the median episode length, within 4..32 "
+        "(basic's ~11-tic episodes: 5; long episodes: 32)",
+    )
     batch_size: int = Field(32, ge=1, le=65536, description="parallel streams B")
     learning_rate: float = Field(1e-3, gt=0.0, lt=1.0, description="Adam step size")
     epochs: int = Field(10, ge=1, le=100000, description="passes over the training streams")
+    min_updates: int = Field(
+        500, ge=0, le=100_000_000,
+        description="keep training past `epochs` until this many optimiser steps (small stores need them)",
+    )
     updates: int = Field(
         0, ge=0, le=100_000_000,
         description="optimiser steps to train for, epochs as many as that takes (0: train for `epochs`)",
@@ -99,6 +107,28 @@ class TrainingSettings(_Group):
     validation_split: float = Field(0.1, ge=0.0, lt=1.0, description="share of episodes held out")
     seed: int = Field(0, ge=0)
     device: Literal["auto", "cpu", "cuda", "mps"] = "auto"
+
+    @property
+    def window(self) -> int:
+        """``sequence_length`` as a number: ``auto`` reads as 32 where no data decides (a model's summary, a
+        checkpoint that does not record its L); training resolves it from the episodes (:func:`auto_sequence_length`)."""
+        return AUTO_MAX_LENGTH if self.sequence_length == "auto" else int(self.sequence_length)
+
+
+#: ``training.sequence_length = "auto"``: half the median episode length, clamped to these bounds.
+AUTO_MIN_LENGTH, AUTO_MAX_LENGTH = 4, 32
+
+
+def auto_sequence_length(lengths: Sequence[int]) -> int:
+    """The BPTT window for episodes of these lengths (steps): half the median, within 4..32.
+
+    ``basic``'s expert episodes (median ~11 tics) get 5, the length its tuned
+    recipe uses; scenarios with episodes of hundreds of tics get 32. No episode: 32.
+    """
+    if not lengths:
+        return AUTO_MAX_LENGTH
+    median = float(sorted(lengths)[len(lengths) // 2])
+    return int(min(max(median // 2, AUTO_MIN_LENGTH), AUTO_MAX_LENGTH))
 
 
 class LossSettings(_Group):

@@ -43,6 +43,7 @@ from golem.errors import GolemError
 from golem.profiles import mirror_permutation
 from golem.sensors import Sensor
 from golem.data.store import EpisodeInfo, TrajectoryStore
+from golem.settings import auto_sequence_length
 
 if TYPE_CHECKING:
     from golem.settings import GolemSettings, TrainingSettings
@@ -318,6 +319,9 @@ class SequenceDataset:
     ) -> SequenceDataset:
         """Select episodes (:func:`select_episodes`), check them and cut them with ``training``'s L and mirror.
 
+        ``training.sequence_length = "auto"`` picks L from the selected episodes
+        (:func:`golem.settings.auto_sequence_length`); :attr:`sequence_length` holds the result.
+
         Raises:
             GolemError: no episode matches, an episode is incompatible, or every episode is empty.
         """
@@ -326,9 +330,11 @@ class SequenceDataset:
         if not episodes:
             where = f" for module {module!r}" if module is not None else ""
             raise GolemError(f"no episodes{where} in {store.path}; record some with `golem run record`")
-        ds = cls(
-            store, episodes, sensors, action_names, training.sequence_length, mirror=training.mirror, profile=profile
-        )
+        length = training.sequence_length
+        if length == "auto":
+            length = auto_sequence_length([info.length for info in episodes])
+            log.info("dataset.auto_sequence_length", sequence_length=length, episodes=len(episodes))
+        ds = cls(store, episodes, sensors, action_names, length, mirror=training.mirror, profile=profile)
         if len(ds) == 0:
             raise GolemError(f"every selected episode in {store.path} is empty (0 steps); record some with "
                              "`golem run record`")

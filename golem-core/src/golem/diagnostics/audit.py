@@ -357,7 +357,7 @@ def audit(
     if not TrajectoryStore.exists(store_path):
         raise GolemError(f"no trajectory store at {store_path}; record one with `golem run record`")
     trained_L = (restored.metadata.get("training") or {}).get("sequence_length")
-    L = int(plan.sequence_length or trained_L or settings.training.sequence_length)
+    L = int(plan.sequence_length or trained_L or settings.training.window)
     threshold = float(settings.brain.activation)
     device = select_device(settings.training.device)
     model = restored.model.to(device).eval()

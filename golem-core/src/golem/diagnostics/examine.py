@@ -189,7 +189,7 @@ def examine(
     if not layers:
         raise GolemError(f"model {path} has no image cortex with a conv layer to explain")
     trained_L = (restored.metadata.get("training") or {}).get("sequence_length")
-    L = int(sequence_length or trained_L or settings.training.sequence_length)
+    L = int(sequence_length or trained_L or settings.training.window)
     names = list(spec.action_names) or [f"ACTION_{i}" for i in range(spec.n_actions)]
     with TrajectoryStore.open(store_path) as opened:
         info = opened.get(episode)

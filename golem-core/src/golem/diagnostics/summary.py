@@ -116,7 +116,7 @@ def summarize(
         spec = ModelSpec.from_settings(settings, registry)
         net, source = registry.get("models", spec.model).obj(spec), "settings"
     net = net.cpu().eval()
-    T = int(steps or settings.training.sequence_length)
+    T = int(steps or settings.training.window)
     groups = spec.cortex_groups()
     owner_of = {j.name: owner for owner, joiners in groups.items() for j in joiners}
     rows = []

@@ -17,7 +17,10 @@
    and save a self-describing checkpoint: a timestamped archive plus the active model.
 
 ``training.updates`` > 0 trains for that many optimiser steps instead of
-``training.epochs`` (the last epoch may stop part way, then validates).
+``training.epochs`` (the last epoch may stop part way, then validates); else
+training runs ``training.epochs`` epochs and more until ``training.min_updates``
+optimiser steps, so a small store still gets enough of them. Epochs of fewer
+than :data:`VALIDATE_EVERY` updates validate only every that many updates.
 
 Ctrl-C during training saves the current weights the same way and returns a
 result with ``interrupted=True`` (the CLI exits 130).
@@ -56,6 +59,8 @@ log = structlog.get_logger("golem.learning.training")
 
 #: Batches of training windows over which batch-norm statistics are re-estimated (B·L frames each).
 CALIBRATION_BATCHES = 8
+#: Epochs shorter than this many updates validate only once this many updates have passed (and at the end).
+VALIDATE_EVERY = 50
 
 
 # --- plan and results --------------------------------------------------------
@@ -286,6 +291,9 @@ def train(
             store, spec.sensors, spec.action_names, cfg,
             module=plan.module, include_recovery=plan.include_recovery, profile=spec.profile,
         )
+        if cfg.sequence_length != dataset.sequence_length:  # "auto", resolved from the episodes
+            cfg = cfg.model_copy(update={"sequence_length": dataset.sequence_length})
+            settings = settings.model_copy(update={"training": cfg})
         # 3. whole-episode validation split (validation is never mirrored).
         train_ds, val_ds = dataset.split(cfg.validation_split, cfg.seed)
         if len(train_ds) == 0:
@@ -343,16 +351,25 @@ def train(
         )
 
         validation: Validation | None = None
+        final_validation: Validation | None = None  # the last validation that ran
         # the stateful sampler lowers the stream count to what the data holds (with a warning)
         B = int(getattr(sampler, "batch_size", cfg.batch_size))
         data["batch_size"] = B
         per_epoch = len(sampler) if hasattr(sampler, "__len__") else 0
-        planned = -(-cfg.updates // per_epoch) if cfg.updates and per_epoch else cfg.epochs
+        if cfg.updates:
+            planned = -(-cfg.updates // per_epoch) if per_epoch else cfg.epochs
+        else:
+            planned = max(cfg.epochs, -(-cfg.min_updates // per_epoch) if per_epoch else 0)
+            if planned > cfg.epochs:
+                log.info("train.min_updates", epochs=planned, min_updates=cfg.min_updates, batches_per_epoch=per_epoch)
+        validated_at = 0  # updates when validation last ran
         best: tuple[float, int, dict[str, torch.Tensor], Validation] | None = None  # (loss, epoch, state, validation)
         interrupted, calibrated, updates = False, False, 0
         try:
             epoch = first_epoch
-            while (updates < cfg.updates) if cfg.updates else (epoch < first_epoch + cfg.epochs):
+            while (updates < cfg.updates) if cfg.updates else (
+                epoch < first_epoch + cfg.epochs or updates < cfg.min_updates
+            ):
                 # 5a. stateful truncated BPTT over the sampler's streams.
                 total = len(sampler) if hasattr(sampler, "__len__") else None
                 t0 = time.perf_counter()
@@ -389,13 +406,19 @@ def train(
                 seconds = time.perf_counter() - t0
                 if batches == 0:
                     raise GolemError("the sampler yielded no batch; lower training.batch_size")
-                # 5b. evaluation-mode statistics at this epoch's weights, then validation streams.
-                recalibrate_norms(model, train_ds, calibration_windows(
-                    train_ds, B, CALIBRATION_BATCHES, cfg.seed + epoch), device)
-                calibrated = True
-                validation = (
-                    validate(model, loss_fn, val_ds, device, B, settings.brain.activation) if len(val_ds) else None
+                # 5b. evaluation-mode statistics at this epoch's weights, then validation streams —
+                # after every epoch, except that short epochs validate only every VALIDATE_EVERY updates.
+                last = (updates >= cfg.updates) if cfg.updates else (
+                    epoch + 1 >= first_epoch + cfg.epochs and updates >= cfg.min_updates
                 )
+                validation = None
+                if last or updates - validated_at >= VALIDATE_EVERY or batches >= VALIDATE_EVERY:
+                    recalibrate_norms(model, train_ds, calibration_windows(
+                        train_ds, B, CALIBRATION_BATCHES, cfg.seed + epoch), device)
+                    calibrated, validated_at = True, updates
+                    if len(val_ds):
+                        validation = validate(model, loss_fn, val_ds, device, B, settings.brain.activation)
+                        final_validation = validation
                 if cfg.keep_best and validation is not None and math.isfinite(validation.loss) and (
                     best is None or validation.loss < best[0]
                 ):
@@ -422,9 +445,15 @@ def train(
             log.warning("train.interrupted", epochs_done=len(history) - first_epoch)
 
         # 6. checkpoint: archive + active, self-describing.
-        if not calibrated:  # interrupted mid-epoch: the weights moved since the last estimate
+        if not calibrated:  # interrupted, or the last epoch did not validate: the weights moved since
             recalibrate_norms(model, train_ds, calibration_windows(train_ds, B, CALIBRATION_BATCHES, cfg.seed), device)
+            if interrupted and len(val_ds):  # the saved weights' scores, as a finished run reports them
+                try:
+                    final_validation = validate(model, loss_fn, val_ds, device, B, settings.brain.activation)
+                except KeyboardInterrupt:
+                    log.warning("train.validation_skipped", reason="interrupted again")
         metrics: dict[str, Any] = {"history": history, "updates": updates}
+        validation = final_validation
         if best is not None and not interrupted and best[1] != history[-1]["epoch"]:
             model.load_state_dict(best[2])  # an earlier epoch validated better: it is the model
             validation = best[3]

@@ -1,0 +1,157 @@
+"""The scoreboard: record → train → evaluate for every scenario with an expert, as a new user runs it.
+
+For each scenario (``--scenario``, repeatable; default all with an expert) and
+each model (``--model``, default ``cfc``): record ``--episodes`` expert episodes
+into a fresh store, ``golem run train`` with default settings plus any
+``--set`` given here, then ``golem run evaluate`` the trained agent against a
+random policy and the expert on the same unseen seeds. Results are merged into
+``bench/results/zoo.json`` keyed by scenario and model, so the board can be
+filled one scenario at a time; ``--table`` prints the README table from it.
+
+    python bench/bench_zoo.py --scenario defend_the_center --episodes 60
+    python bench/bench_zoo.py --table
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results" / "zoo.json"
+
+#: Expert episodes recorded per scenario by default (roughly 20–60k frames, except basic's short episodes).
+EPISODES = {"basic": 240, "defend_the_center": 60, "health_gathering": 15, "take_cover": 15, "my_way_home": 100}
+
+#: Published results to compare with (what they measured, and where).
+REFERENCES = {
+    "basic": "Sample Factory RL ≈ 77 return",
+    "defend_the_center": "Sample Factory RL ≈ 24–25 kills",
+    "take_cover": "World Models 1,092 ± 556 tics",
+    "my_way_home": "Sample Factory RL ≈ 0.98 exits",
+    "health_gathering": "—",
+}
+
+#: The scenario's own success measure: (label, policy summary key, statistic).
+MEASURES = {
+    "defend_the_center": ("kills", "kills"),
+    "take_cover": ("tics survived", "tics"),
+    "health_gathering": ("tics survived", "tics"),
+    "my_way_home": ("exits", "goal_rate"),
+    "basic": ("return", "return"),
+}
+
+
+def golem(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    exe = Path(sys.executable).with_name("golem")
+    proc = subprocess.run([str(exe), "--log-level", "warning", *args], cwd=cwd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"golem {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    return proc
+
+
+def run_one(scenario: str, model: str, episodes: int, eval_episodes: int, workers: int, extra: list[str]) -> dict[str, Any]:
+    work = Path(tempfile.mkdtemp(prefix=f"golem-zoo-{scenario}-"))
+    sets = [a for s in extra for a in ("--set", s)]
+    try:
+        root = ["--set", f"data.root={work / 'data'}"]
+        t0 = time.perf_counter()
+        golem("run", "record", "--expert", scenario, "--scenario", scenario, "--episodes", str(episodes),
+              "--workers", str(workers), *root, cwd=work)
+        t_record = time.perf_counter() - t0
+        with_model = ["--plugin", model] if model != "cfc" else []
+        t0 = time.perf_counter()
+        out = golem("run", "train", *with_model, *root, *sets, "--json", cwd=work)
+        t_train = time.perf_counter() - t0
+        trained = json.loads(out.stdout)
+        t0 = time.perf_counter()
+        board_path = work / "board.json"
+        golem("run", "evaluate", *root, "--episodes", str(eval_episodes), "--workers", str(workers),
+              "--out", str(board_path), cwd=work)
+        t_eval = time.perf_counter() - t0
+        board = json.loads(board_path.read_text())
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    label, key = MEASURES.get(scenario, ("return", "return"))
+    policies = board["policies"]
+    return {
+        "scenario": scenario,
+        "model": model,
+        "measured": datetime.now(UTC).isoformat(timespec="seconds"),
+        "recorded_episodes": episodes,
+        "frames": trained["data"]["total_steps"],
+        "settings": extra,
+        "updates": trained.get("updates"),
+        "best_epoch": trained.get("best_epoch"),
+        "thresholds": trained.get("thresholds"),
+        "validation": {k: trained["validation"][k] for k in ("loss", "exact_match", "steps")}
+        if trained.get("validation") else None,
+        "minutes": {"record": round(t_record / 60, 2), "train": round(t_train / 60, 2), "evaluate": round(t_eval / 60, 2)},
+        "eval_episodes": eval_episodes,
+        "return": {role: policies[role]["return"] for role in policies},
+        "measure": {"label": label, **{role: policies[role][key] for role in policies}},
+        "normalised": board["share"]["normalised"],
+        "reference": REFERENCES.get(scenario),
+    }
+
+
+def fmt(stat: Any) -> str:
+    if isinstance(stat, dict):
+        return f"{stat['mean']:.2f} ± {stat['std']:.2f}"
+    return "—" if stat is None else f"{stat:.2f}"
+
+
+def table(results: dict[str, Any]) -> str:
+    rows = ["| scenario | model | frames | train min | measure | model | random | expert | normalised | published |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
+    for key in sorted(results):
+        r = results[key]
+        m = r["measure"]
+        norm = "—" if r["normalised"] is None else f"{100 * r['normalised']:.0f} %"
+        rows.append(
+            f"| {r['scenario']} | {r['model']} | {r['frames']:,} | {r['minutes']['train']:.1f} | {m['label']} | "
+            f"{fmt(m.get('model'))} | {fmt(m.get('random'))} | {fmt(m.get('expert'))} | {norm} | {r['reference'] or '—'} |"
+        )
+    return "\n".join(rows)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scenario", action="append", help="scenario with an expert (repeatable; default: all)")
+    parser.add_argument("--model", action="append", help="model component (repeatable; default: cfc)")
+    parser.add_argument("--episodes", type=int, help="expert episodes to record (default: per scenario)")
+    parser.add_argument("--eval-episodes", type=int, default=30)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--set", dest="sets", action="append", default=[], help="extra training setting KEY=VALUE")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--table", action="store_true", help="print the README table of the stored results and stop")
+    args = parser.parse_args()
+    results: dict[str, Any] = json.loads(args.out.read_text()) if args.out.is_file() else {}
+    if args.table:
+        print(table(results))
+        return 0
+    started = time.perf_counter()
+    for scenario in args.scenario or list(EPISODES):
+        for model in args.model or ["cfc"]:
+            episodes = args.episodes or EPISODES.get(scenario, 30)
+            print(f"{scenario} / {model}: {episodes} expert episodes …", flush=True)
+            result = run_one(scenario, model, episodes, args.eval_episodes, args.workers, args.sets)
+            results[f"{scenario}/{model}"] = result
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(json.dumps(results, indent=2) + "\n")
+            print(f"  normalised {result['normalised']}, {result['measure']}, {result['minutes']}", flush=True)
+    print(f"total {(time.perf_counter() - started) / 60:.1f} min")
+    print(table(results))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
