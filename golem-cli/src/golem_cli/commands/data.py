@@ -82,15 +82,29 @@ def list_(
         st.out.print_json(json.dumps({"store": str(path), "episodes": [_row(i) for i in infos]}))
         return
     table = Table(title=f"{len(infos)} episode(s) in {path}")
-    for column in ("id", "source", "scenario", "profile", "steps", "return", "sensors", "tags", "created"):
+    corrections = any(i.meta.source == "recovery" for i in infos)
+    columns = ("id", "source", "scenario", "profile", "steps", "return", "sensors", "tags", "created")
+    for column in columns + (("corrected",) if corrections else ()):
         table.add_column(column, justify="right" if column in ("id", "steps", "return") else "left")
     for info in infos:
         m = info.meta
-        table.add_row(
+        row = [
             str(info.id), m.source, m.scenario + (f" {m.map}" if m.map else ""), m.profile, str(info.length),
             f"{m.total_return:.2f}", ",".join(m.sensors), ",".join(m.tags), m.created,
-        )
+        ]
+        if corrections:
+            row.append(corrected(m.extra) if m.source == "recovery" else "")
+        table.add_row(*row)
     st.out.print(table)
+
+
+def corrected(extra: dict[str, object]) -> str:
+    """What a recovery episode corrected: the model's hash (first 12 hex digits), the DAgger round and β."""
+    sha = str(extra.get("learner_sha256") or extra.get("model_sha256") or "")[:12]
+    parts = [f"model {sha}" if sha else "model ?"]
+    if extra.get("dagger_round") is not None:
+        parts.append(f"round {extra['dagger_round']}, β {float(extra.get('beta', 0)):.2f}")
+    return "; ".join(parts)
 
 
 @app.command("info")

@@ -28,7 +28,7 @@ from golem.plugins import load_plugins
 from golem.registry import Registry
 from golem.sensors import Sensor
 from golem.runtime.scenarios import step_limit
-from golem.runtime.rollout import EpisodeResult, HumanPolicy, Observer, Policy, Tic, run_episode
+from golem.runtime.rollout import EpisodeResult, HumanPolicy, MixingPolicy, Observer, Policy, Tic, run_episode
 from golem.runtime.session import Session
 from golem.settings import GolemSettings
 from golem.data.store import EpisodeMeta, TrajectoryStore
@@ -50,6 +50,11 @@ class RecordPlan:
         tags: free labels stored with every episode (``--module`` selects by them).
         max_steps: stop an episode after this many tics (``None``: the scenario's own time-out, or
             its default limit when it has none: :func:`golem.runtime.scenarios.step_limit`).
+        learner: a checkpoint path: DAgger data. Per tic the expert's buttons are executed with
+            probability ``beta`` and the learner's otherwise (its state carried through every tic);
+            the expert's are recorded, and episodes are stored with ``source = "recovery"``.
+        beta: the expert's share of executed tics (with ``learner``).
+        dagger_round: the DAgger round the episodes belong to (stored in ``extra``).
     """
 
     demonstrator: Literal["expert", "human"]
@@ -59,6 +64,9 @@ class RecordPlan:
     seeds: list[int] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
     max_steps: int | None = None
+    learner: str | None = None
+    beta: float = 1.0
+    dagger_round: int | None = None
 
 
 @dataclass
@@ -228,18 +236,25 @@ def _episodes_in_process(
         expert = registry.get("experts", plan.expert).obj(settings_actions(settings), settings)
     human = plan.demonstrator == "human"
     configurers = [expert] if expert is not None else []
+    learner = _load_learner(plan, registry) if plan.learner is not None else None
     with Session(settings, sensors, scenario=scenario, visible=human, spectator=human, configurers=configurers) as session:
         policy: Policy = expert if expert is not None else HumanPolicy()
+        if learner is not None:
+            learner.check_session(session)
         max_steps = step_limit(scenario, plan.max_steps)
         for seed in seeds:
             recorder = Recorder(max_steps)
-            result = run_episode(session, policy, seed, max_steps=max_steps, observers=[recorder])
+            mixing = MixingPolicy(learner, policy, plan.beta, seed=int(seed)) if learner is not None else None
+            result = run_episode(session, mixing or policy, seed, max_steps=max_steps, observers=[recorder])
             arrays, counters = recorder.arrays, episode_counters(result)
+            if mixing is not None:
+                counters = {**counters, "executed_expert": mixing.executed_labeller,
+                            "disagreements": mixing.disagreements}
             meta = EpisodeMeta(
                 profile=settings.brain.profile,
                 action_names=list(session.action_names),
                 scenario=scenario,
-                source="human" if human else "expert",
+                source="human" if human else ("recovery" if mixing is not None else "expert"),
                 sensors=list(settings.brain.sensors),
                 map=settings.game.doom_map,
                 seed=int(seed),
@@ -247,9 +262,32 @@ def _episodes_in_process(
                 terminated=result.terminated,
                 truncated=result.truncated,
                 sensor_settings=recorded_settings(sensors),
-                extra={"expert": plan.expert, **counters} if expert is not None else dict(counters),
+                extra=({"expert": plan.expert, **counters} if expert is not None else dict(counters))
+                | (_dagger_extra(plan) if mixing is not None else {}),
             )
             yield Episode(meta=meta, arrays=arrays, counters=counters)
+
+
+def _load_learner(plan: RecordPlan, registry: Registry) -> Any:
+    """The DAgger learner: the checkpoint as a live agent, with its calibrated press thresholds."""
+    from golem.learning.checkpoints import read_metadata
+    from golem.runtime.agent import load_agent, trained_threshold, trained_thresholds
+
+    assert plan.learner is not None
+    metadata = read_metadata(plan.learner)
+    threshold = trained_thresholds(metadata) or trained_threshold(metadata) or 0.5
+    return load_agent(plan.learner, registry, threshold)
+
+
+def _dagger_extra(plan: RecordPlan) -> dict[str, Any]:
+    """What a DAgger episode corrected: the learner checkpoint (path and SHA-256), β and the round."""
+    import hashlib
+
+    assert plan.learner is not None
+    from pathlib import Path
+
+    digest = hashlib.sha256(Path(plan.learner).read_bytes()).hexdigest()
+    return {"dagger_round": plan.dagger_round, "beta": plan.beta, "learner": plan.learner, "learner_sha256": digest}
 
 
 def settings_actions(settings: GolemSettings) -> tuple[str, ...]:
@@ -267,6 +305,10 @@ def _worker(
     ``registry`` is inherited when the worker is forked; a spawned worker loads the plugins itself.
     """
     settings = GolemSettings.model_validate_json(settings_json)
+    if registry is None:  # spawned: a fresh interpreter, logging unconfigured
+        from golem.logs import configure_logging
+
+        configure_logging(level="warning")
 
     def produce(seeds: Iterator[int]) -> Iterator[Episode]:
         reg = registry if registry is not None else load_plugins().registry
@@ -294,9 +336,15 @@ def record(
     seeds = plan.seeds or [settings.game.seed + i for i in range(plan.episodes)]
     if plan.workers > 1 and plan.demonstrator == "human":
         raise GolemError("--workers applies to experts; a human records in one window")
-    if plan.workers > 1:
-        # Recording runs no tensor maths in this process, so workers may fork (fast, plugins inherited).
+    if plan.workers > 1 and plan.learner is not None:
+        # A learner runs torch in the workers (and the caller trained before): spawn, never fork.
         source: Iterator[Episode] = run_pool(
+            _worker, (settings.model_dump_json(), None, plan, scenario), seeds, plan.workers,
+            start_method="spawn", what="recording",
+        )
+    elif plan.workers > 1:
+        # Recording runs no tensor maths in this process, so workers may fork (fast, plugins inherited).
+        source = run_pool(
             _worker, (settings.model_dump_json(), registry, plan, scenario), seeds, plan.workers,
             start_method="fork", what="recording",
         )

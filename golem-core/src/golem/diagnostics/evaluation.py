@@ -87,6 +87,7 @@ class EvalPlan:
             default limit when it has none: :func:`golem.runtime.scenarios.step_limit`).
         threshold: the model's button threshold (``brain.activation``), or one per action.
         expert: expert name (``None``: none plays).
+        baselines: also play the random policy (and the expert); ``False``: the model alone.
     """
 
     model_path: Path
@@ -97,6 +98,7 @@ class EvalPlan:
     max_steps: int | None = None
     threshold: float | list[float] = 0.5
     expert: str | None = None
+    baselines: bool = True
 
     @property
     def seeds(self) -> list[int]:
@@ -104,6 +106,8 @@ class EvalPlan:
 
     @property
     def roles(self) -> tuple[str, ...]:
+        if not self.baselines:
+            return ("model",)
         return tuple(r for r in ROLES if r != "expert" or self.expert is not None)
 
 

@@ -145,6 +145,8 @@ class TrainResult:
     best_epoch: int | None = None
     #: optimiser steps taken in this run.
     updates: int = 0
+    #: the optimiser's ``state_dict`` at the end (to continue with ``train(..., optimizer_state=…)``).
+    optimizer_state: dict[str, Any] | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -259,6 +261,7 @@ def train(
     *,
     on_batch: Callable[[BatchProgress], None] | None = None,
     on_epoch: Callable[[EpochRecord], None] | None = None,
+    optimizer_state: dict[str, Any] | None = None,
 ) -> TrainResult:
     """Train ``settings.brain.model`` on the store by behavioural cloning; save and return the result.
 
@@ -268,6 +271,8 @@ def train(
         plan: data selection and ``resume`` (default: all non-recovery episodes, from scratch).
         on_batch: called after each training batch with the epoch's progress (for a progress bar).
         on_epoch: called after each epoch, validation included.
+        optimizer_state: an Adam ``state_dict`` to continue from (DAgger rounds fine-tune the
+            same model in one process); the result's :attr:`TrainResult.optimizer_state` is the new one.
 
     Raises:
         GolemError: no or incompatible data, an unknown component, an unusable device,
@@ -344,6 +349,8 @@ def train(
         if hasattr(sampler, "set_epoch"):
             sampler.set_epoch(first_epoch)
         optimizer = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate)
+        if optimizer_state is not None:
+            optimizer.load_state_dict(optimizer_state)
         log.info(
             "train.start", model=spec.model, loss=cfg.loss, sampler=cfg.sampler, device=str(device),
             sensors=spec.sensor_names, parameters=sum(p.numel() for p in model.parameters()),
@@ -484,6 +491,7 @@ def train(
         active=active, archive=archive, device=str(device), history=history, validation=validation,
         data=data, interrupted=interrupted, seconds=elapsed, model=model,
         thresholds=thresholds, best_epoch=metrics["best_epoch"], updates=updates,
+        optimizer_state=optimizer.state_dict(),
     )
 
 
