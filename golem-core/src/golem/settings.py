@@ -148,6 +148,38 @@ class GameSettings(_Group):
     start_timeout: float = Field(30.0, gt=0.0, description="seconds allowed for the engine to start")
 
 
+#: Keys that drive each button while a person intervenes (pynput names: letters, digits, ``left``,
+#: ``ctrl``, ``space``, …); a button is pressed while any of its keys is held.
+DEFAULT_BINDINGS: dict[str, list[str]] = {
+    "MOVE_FORWARD": ["w", "up"],
+    "MOVE_BACKWARD": ["s", "down"],
+    "MOVE_LEFT": ["a"],
+    "MOVE_RIGHT": ["d"],
+    "TURN_LEFT": ["left"],
+    "TURN_RIGHT": ["right"],
+    "ATTACK": ["ctrl", "space"],
+    "USE": ["e"],
+    "SELECT_NEXT_WEAPON": ["q"],
+    "SELECT_WEAPON2": ["2"],
+    "SELECT_WEAPON3": ["3"],
+}
+
+
+class InterveneSettings(_Group):
+    """Human DAgger (``golem run intervene``): how a person takes over from the model."""
+
+    hotkey: str = Field("shift", description="key held to take over from the model (pynput name; shift = LEFT SHIFT)")
+    retroactive: Literal["first-action", "none"] = Field(
+        "first-action",
+        description="first-action: the last L autonomous tics before a take-over join its episode, labelled with "
+        "the person's first corrective buttons (the seed's rule); none: only the person's tics",
+    )
+    bindings: dict[str, list[str]] = Field(
+        default_factory=lambda: {k: list(v) for k, v in DEFAULT_BINDINGS.items()},
+        description="button → keys that press it while the person drives",
+    )
+
+
 class GolemSettings(BaseSettings):
     """All of Golem's settings."""
 
@@ -162,6 +194,7 @@ class GolemSettings(BaseSettings):
     loss: LossSettings = Field(default_factory=LossSettings)
     experts: ExpertsSettings = Field(default_factory=ExpertsSettings)
     game: GameSettings = Field(default_factory=GameSettings)
+    intervene: InterveneSettings = Field(default_factory=InterveneSettings)
 
     def store_path(self) -> Path:
         """The trajectory store directory (``data.store`` as a path, or under ``root/stores``)."""

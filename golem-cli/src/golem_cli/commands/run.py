@@ -8,6 +8,7 @@ from golem_cli.commands.audit import audit_command
 from golem_cli.commands.dagger import dagger_command
 from golem_cli.commands.evaluate import evaluate_command
 from golem_cli.commands.examine import examine_command
+from golem_cli.commands.intervene import intervene_command
 from golem_cli.commands.inspect_cmd import inspect_command
 from golem_cli.commands.play import play_command
 from golem_cli.commands.record import record_command
@@ -19,7 +20,7 @@ HELP = """The pipeline, stage by stage.
 Record demonstrations, inspect them, train a model on them, look inside it
 (summary, audit, examine), then let it play and judge it against a random
 policy and the scripted expert (evaluate); DAgger fine-tunes it on its own
-states labelled by the expert (dagger).
+states labelled by the expert (dagger) or by you taking over (intervene).
 """
 
 app = typer.Typer(help=HELP, no_args_is_help=True)
@@ -33,4 +34,5 @@ app.command("audit")(audit_command)
 app.command("examine")(examine_command)
 app.command("play")(play_command)
 app.command("evaluate")(evaluate_command)
+app.command("intervene")(intervene_command)
 app.command("dagger")(dagger_command)

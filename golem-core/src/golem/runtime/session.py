@@ -92,6 +92,8 @@ class Session:
         visible: show the game window (default headless); on Linux it needs a
             reachable X display (:func:`check_display`).
         spectator: ``Mode.SPECTATOR`` — a human plays, :meth:`act` only advances.
+        realtime: ``Mode.ASYNC_PLAYER`` — the engine runs at 35 tics/s of wall time and
+            :meth:`act` waits for the next tic (a person watching the window can react).
         configurers: more objects with ``configure(game)`` (experts switching on
             objects info, labels, game variables).
         extra_args: extra engine command-line arguments (``"+sv_cheats 1"``).
@@ -112,6 +114,7 @@ class Session:
         seed: int | None = None,
         visible: bool = False,
         spectator: bool = False,
+        realtime: bool = False,
         configurers: Iterable[Configurer] = (),
         extra_args: Sequence[str] = (),
         resolution: str = DEFAULT_RESOLUTION,
@@ -157,7 +160,7 @@ class Session:
         except AttributeError:
             raise GolemError(f"unknown screen resolution {resolution!r} (e.g. RES_160X120)") from None
         game.set_window_visible(visible)
-        game.set_mode(vzd.Mode.SPECTATOR if spectator else vzd.Mode.PLAYER)
+        game.set_mode(vzd.Mode.SPECTATOR if spectator else vzd.Mode.ASYNC_PLAYER if realtime else vzd.Mode.PLAYER)
         game.set_seed(int(self.seed))
         for part in (*self.sensors, *configurers):
             part.configure(game)
