@@ -30,7 +30,8 @@ from golem.runtime.session import Session
 from golem.settings import load_settings
 
 RESULTS = Path(__file__).resolve().parent / "results" / "experts.json"
-#: Episode cap in tics (take_cover has no timeout of its own; the others end at 2,100).
+#: Episode cap in tics (take_cover and defend_the_line have no timeout of their own; predict_position
+#: ends at 300, the others at 2,100).
 MAX_TICS = 2100
 log = structlog.get_logger("bench_experts")
 
@@ -71,10 +72,14 @@ def counters(scenario: str, s: dict[str, float]) -> str:
     n = int(s["episodes"])
     if scenario == "defend_the_center":
         return f"kills {s['kills_mean']:.1f}, ammo used {s['ammo_used_mean']:.1f}"
-    if scenario in ("health_gathering", "take_cover"):
+    if scenario == "defend_the_line":  # bullets refill, so rounds fired do not show in the ammo count
+        return f"kills {s['kills_mean']:.1f}, survival {s['tics_mean']:.0f} tics, full {int(s['full_survival'])}/{n}"
+    if scenario in ("health_gathering", "health_gathering_supreme", "take_cover"):
         return f"survival {s['tics_mean']:.0f} tics, full {int(s['full_survival'])}/{n}"
     if scenario == "my_way_home":
         return f"exits {int(s['exits'])}/{n}, {s['tics_mean']:.0f} tics"
+    if scenario == "deadly_corridor":
+        return f"vest reached {int(s['exits'])}/{n}, {s['tics_mean']:.0f} tics"
     return f"kills {int(s['kills_mean'] * n)}/{n}, {s['tics_mean']:.1f} tics"
 
 

@@ -33,7 +33,17 @@ def mean(values: Iterator[float] | list[float]) -> float:
 
 
 def test_registry_names_match_scenarios() -> None:
-    assert set(EXPERTS) == {"basic", "defend_the_center", "health_gathering", "take_cover", "my_way_home"}
+    assert set(EXPERTS) == {
+        "basic",
+        "defend_the_center",
+        "health_gathering",
+        "take_cover",
+        "my_way_home",
+        "defend_the_line",
+        "health_gathering_supreme",
+        "predict_position",
+        "deadly_corridor",
+    }
     for name, cls in EXPERTS.items():
         assert issubclass(cls, Expert)
         assert cls.name == name and name in cls.scenarios
@@ -95,3 +105,44 @@ def test_my_way_home_expert_beats_random() -> None:
     assert sum(s.exited for s in expert) >= len(seeds) - 1
     assert sum(s.exited for s in expert) >= sum(s.exited for s in rand) + 3
     assert mean(s.tics for s in expert if s.exited) < 1000
+
+
+@pytest.mark.slow
+def test_defend_the_line_expert_beats_random() -> None:
+    seeds = [0, 1]
+    expert = run_policy("defend_the_line", EXPERTS["defend_the_line"](BASIC), seeds, max_tics=1000)
+    rand = run_policy("defend_the_line", RandomPolicy(BASIC, seed=0), seeds, max_tics=1000)
+    assert mean(s.kills for s in expert) >= 20
+    assert mean(s.kills for s in expert) > mean(s.kills for s in rand) + 8
+    # Strafing clear of the fireballs: the expert is still standing at the cap.
+    assert not any(s.dead for s in expert)
+
+
+@pytest.mark.slow
+def test_health_gathering_supreme_expert_beats_random() -> None:
+    seeds = [0]
+    expert = run_policy("health_gathering_supreme", EXPERTS["health_gathering_supreme"](BASIC), seeds, max_tics=900)
+    rand = run_policy("health_gathering_supreme", RandomPolicy(BASIC, seed=0), seeds, max_tics=900)
+    assert all(s.tics == 900 and not s.dead for s in expert)
+    assert mean(s.tics for s in expert) > mean(s.tics for s in rand) + 300
+
+
+@pytest.mark.slow
+def test_predict_position_expert_beats_random() -> None:
+    seeds = list(range(8))
+    expert = run_policy("predict_position", EXPERTS["predict_position"](BASIC), seeds, max_tics=300)
+    rand = run_policy("predict_position", RandomPolicy(BASIC, seed=0), seeds, max_tics=300)
+    hits = sum(s.episode_return > 0 for s in expert)
+    assert hits >= 4
+    assert hits >= sum(s.episode_return > 0 for s in rand) + 3
+
+
+@pytest.mark.slow
+def test_deadly_corridor_expert_beats_random() -> None:
+    seeds = [0, 1]
+    expert = run_policy("deadly_corridor", EXPERTS["deadly_corridor"](BASIC), seeds, max_tics=600)
+    rand = run_policy("deadly_corridor", RandomPolicy(BASIC, seed=0), seeds, max_tics=600)
+    # Reaching the vest ends the episode: the expert gets there, random dies on the way.
+    assert all(s.exited for s in expert)
+    assert not any(s.exited for s in rand)
+    assert mean(s.episode_return for s in expert) > mean(s.episode_return for s in rand) + 1000

@@ -8,24 +8,42 @@ baseline and is deliberately not in ``EXPERTS``.
 from __future__ import annotations
 
 from golem.builtin.experts.basic import BasicExpert
+from golem.builtin.experts.deadly_corridor import DeadlyCorridorExpert
 from golem.builtin.experts.defend_the_center import DefendTheCenterExpert
+from golem.builtin.experts.defend_the_line import DefendTheLineExpert
 from golem.builtin.experts.health_gathering import HealthGatheringExpert
+from golem.builtin.experts.health_gathering_supreme import HealthGatheringSupremeExpert
 from golem.builtin.experts.my_way_home import MyWayHomeExpert
+from golem.builtin.experts.predict_position import PredictPositionExpert
 from golem.builtin.experts.random_policy import RandomPolicy
 from golem.builtin.experts.take_cover import TakeCoverExpert
 from golem.experts import Expert
 
 EXPERTS: dict[str, type[Expert]] = {
     cls.name: cls
-    for cls in (BasicExpert, DefendTheCenterExpert, HealthGatheringExpert, TakeCoverExpert, MyWayHomeExpert)
+    for cls in (
+        BasicExpert,
+        DefendTheCenterExpert,
+        HealthGatheringExpert,
+        TakeCoverExpert,
+        MyWayHomeExpert,
+        DefendTheLineExpert,
+        HealthGatheringSupremeExpert,
+        PredictPositionExpert,
+        DeadlyCorridorExpert,
+    )
 }
 
 __all__ = [
     "EXPERTS",
     "BasicExpert",
+    "DeadlyCorridorExpert",
     "DefendTheCenterExpert",
+    "DefendTheLineExpert",
     "HealthGatheringExpert",
+    "HealthGatheringSupremeExpert",
     "MyWayHomeExpert",
+    "PredictPositionExpert",
     "RandomPolicy",
     "TakeCoverExpert",
 ]

@@ -32,6 +32,8 @@ class DefendTheCenterExpert(Expert):
 
     name: ClassVar[str] = "defend_the_center"
     scenarios: ClassVar[tuple[str, ...]] = ("defend_the_center",)
+    #: Object names the expert shoots at.
+    monsters: ClassVar[tuple[str, ...]] = MONSTERS
 
     def configure(self, game: Any) -> None:
         enable_objects(game)
@@ -41,9 +43,18 @@ class DefendTheCenterExpert(Expert):
         self._cooldown = 0
         self._locked: int | None = None
 
+    def shot_left(self, ammo: float) -> bool:
+        """Whether the last tic's shot has left, from the ammo count now (rounds) and before."""
+        return ammo < self._ammo
+
+    def target_score(self, monster: Any, dist: float, error: float) -> float | None:
+        """Cost of turning to ``monster`` (a ``state.objects`` entry) at ``dist`` map units and
+        ``error`` degrees, lower first; ``None`` leaves it alone."""
+        return dist + UNITS_PER_DEGREE * abs(error)
+
     def act(self, game: Any, state: Any) -> list[int]:
         ammo = game.get_game_variable(GameVariable.AMMO2)
-        if ammo < self._ammo:
+        if self.shot_left(ammo):
             self._cooldown = COOLDOWN
             self._locked = None
         self._ammo = ammo
@@ -51,12 +62,14 @@ class DefendTheCenterExpert(Expert):
         pose = player_pose(game)
         best: tuple[float, int, float, float] | None = None
         for o in state.objects:
-            if o.name not in MONSTERS:
+            if o.name not in self.monsters:
                 continue
             tx, ty = o.position_x, o.position_y
             d = distance(pose.x, pose.y, tx, ty)
             err = relative_bearing(pose.x, pose.y, pose.angle, tx, ty)
-            score = d + UNITS_PER_DEGREE * abs(err)
+            score = self.target_score(o, d, err)
+            if score is None:
+                continue
             if o.id == self._locked and abs(err) < 10.0:
                 score = -1.0
             if best is None or score < best[0]:

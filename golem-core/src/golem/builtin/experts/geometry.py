@@ -80,6 +80,42 @@ def blocking_walls(sectors: Iterable) -> list[Segment]:
     return out
 
 
+def solid_walls(sectors: Iterable) -> list[Segment]:
+    """The one-sided lines of ViZDoom ``state.sectors``: walls that stop sight and bullets.
+
+    A two-sided line (listed by both sectors it divides) may block walking but is
+    seen and shot through, so it is left out.
+    """
+    count: dict[tuple[float, float, float, float], int] = {}
+    for sector in sectors:
+        for line in sector.lines:
+            key = (line.x1, line.y1, line.x2, line.y2)
+            if (line.x2, line.y2, line.x1, line.y1) in count:
+                key = (line.x2, line.y2, line.x1, line.y1)
+            count[key] = count.get(key, 0) + 1
+    return [Segment(*key) for key, n in count.items() if n == 1]
+
+
+def _cross(ax: float, ay: float, bx: float, by: float) -> float:
+    return ax * by - ay * bx
+
+
+def line_of_sight(walls: Iterable[Segment], ax: float, ay: float, bx: float, by: float) -> bool:
+    """Whether the straight line from ``(ax, ay)`` to ``(bx, by)`` crosses none of ``walls`` (map units)."""
+    dx, dy = bx - ax, by - ay
+    for w in walls:
+        ex, ey = w.x2 - w.x1, w.y2 - w.y1
+        denom = _cross(dx, dy, ex, ey)
+        if denom == 0.0:
+            continue
+        qx, qy = w.x1 - ax, w.y1 - ay
+        t = _cross(qx, qy, ex, ey) / denom
+        u = _cross(qx, qy, dx, dy) / denom
+        if 0.0 < t < 1.0 and 0.0 <= u <= 1.0:
+            return False
+    return True
+
+
 def point_segment_distance(px: np.ndarray, py: np.ndarray, seg: Segment) -> np.ndarray:
     """Distance (map units) from each point ``(px, py)`` to ``seg``; arrays broadcast."""
     dx, dy = seg.x2 - seg.x1, seg.y2 - seg.y1
@@ -113,7 +149,19 @@ class NavGrid:
             clear = np.minimum(clear, point_segment_distance(gx, gy, seg))
         self.clearance = clear
         self.free = clear >= clearance
+        self.wall_free = self.free.copy()
         self.dist = np.full(gx.shape, -1, dtype=np.int32)
+        self._cx, self._cy = gx, gy
+
+    def set_obstacles(self, points: Iterable[tuple[float, float]], radius: float) -> None:
+        """Block the cells within ``radius`` map units of any of ``points`` (on top of the walls' blocking).
+
+        Each call starts again from the walls alone; call :meth:`set_goal` afterwards.
+        """
+        free = self.wall_free.copy()
+        for x, y in points:
+            free &= np.hypot(self._cx - x, self._cy - y) >= radius
+        self.free = free
 
     def to_cell(self, x: float, y: float) -> tuple[int, int]:
         """Grid indices of the cell holding ``(x, y)``, clipped to the grid."""
@@ -149,6 +197,25 @@ class NavGrid:
                         continue
                     self.dist[a, b] = d
                     queue.append((a, b))
+
+    def path(self, x: float, y: float) -> list[tuple[float, float]]:
+        """Cell centres (map units) of the shortest path from ``(x, y)`` down to the goal; ``[]`` if cut off."""
+        i, j = self._nearest_free(*self.to_cell(x, y))
+        if self.dist[i, j] < 0:
+            return []
+        out = [self.centre(i, j)]
+        while self.dist[i, j] > 0:
+            best = (i, j)
+            for di in (-1, 0, 1):
+                for dj in (-1, 0, 1):
+                    a, b = i + di, j + dj
+                    if 0 <= a < self.nx and 0 <= b < self.ny and 0 <= self.dist[a, b] < self.dist[best]:
+                        best = (a, b)
+            if best == (i, j):
+                break
+            i, j = best
+            out.append(self.centre(i, j))
+        return out
 
     def waypoint(self, x: float, y: float, lookahead: int = 6) -> tuple[float, float]:
         """A point ``lookahead`` cells down the shortest path from ``(x, y)``, map units."""
