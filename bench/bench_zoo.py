@@ -110,14 +110,16 @@ def fmt(stat: Any) -> str:
 
 
 def table(results: dict[str, Any]) -> str:
-    rows = ["| scenario | model | frames | train min | measure | model | random | expert | normalised | published |",
-            "|---|---|---|---|---|---|---|---|---|---|"]
+    rows = ["| scenario | model | expert episodes (frames) | train min | eval episodes | measure | model | random | expert "
+            "| normalised | published |",
+            "|---|---|---|---|---|---|---|---|---|---|---|"]
     for key in sorted(results):
         r = results[key]
         m = r["measure"]
         norm = "—" if r["normalised"] is None else f"{100 * r['normalised']:.0f} %"
         rows.append(
-            f"| {r['scenario']} | {r['model']} | {r['frames']:,} | {r['minutes']['train']:.1f} | {m['label']} | "
+            f"| {r['scenario']} | {r['model']} | {r['recorded_episodes']} ({r['frames']:,}) | {r['minutes']['train']:.1f} "
+            f"| {r['eval_episodes']} | {m['label']} | "
             f"{fmt(m.get('model'))} | {fmt(m.get('random'))} | {fmt(m.get('expert'))} | {norm} | {r['reference'] or '—'} |"
         )
     return "\n".join(rows)
