@@ -395,3 +395,23 @@ def test_calibrated_thresholds_maximise_f1_per_action() -> None:
     flat.add(p, y, 0.5)
     tuned.add(p, y, t)
     assert int(flat.tp[0]) == 0 and int(tuned.tp[0]) == int(y[:, 0].sum())
+
+
+def test_tensorboard_event_files_hold_the_curves(golem_cli, store: Path, tmp_path: Path) -> None:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    root = tmp_path / "root"
+    out = json.loads(golem_cli([*train_args(store, root), "--epochs", "2", "--json"], check=True).stdout)
+    folder = Path(read_metadata(Path(out["active"]))["data"]["tensorboard"])
+    assert folder.parent == root / "runs" / "basic" and list(folder.glob("events.out.tfevents.*"))
+    events = EventAccumulator(str(folder))
+    events.Reload()
+    tags = set(events.Tags()["scalars"])
+    assert {"train/loss", "train/frames_per_s", "validation/loss", "validation/exact_match"} <= tags
+    assert any(t.startswith("validation_f1/") for t in tags)
+    losses = events.Scalars("train/loss")
+    assert [e.value for e in losses] == pytest.approx([h["train_loss"] for h in out["history"]])
+    assert [e.step for e in losses] == [sum(h["batches"] for h in out["history"][: i + 1]) for i in range(2)]
+    off = tmp_path / "off"
+    golem_cli([*train_args(store, off), "--no-tensorboard"], check=True)
+    assert not (off / "runs").exists()

@@ -21,6 +21,7 @@ def train_command(
     epochs: Annotated[Optional[int], typer.Option("--epochs", "-e", min=1, help="Epochs (training.epochs).")] = None,
     updates: Annotated[Optional[int], typer.Option("--updates", "-u", min=1, help="Train for this many optimiser steps instead of epochs (training.updates).")] = None,
     resume: Annotated[bool, typer.Option("--resume", help="Fine-tune the profile's active model instead of starting afresh.")] = False,
+    tensorboard: Annotated[Optional[bool], typer.Option("--tensorboard/--no-tensorboard", help="TensorBoard event files under data.root/runs (training.tensorboard).")] = None,
     seed: Annotated[Optional[int], typer.Option("--seed", min=0, help="Seed of weights, split and sampler (training.seed).")] = None,
     device: DeviceOpt = None,
     store: StoreOpt = None,
@@ -30,7 +31,8 @@ def train_command(
 ) -> None:
     """Train the model on the store. Ctrl-C saves the current weights and stops."""
     st = state(ctx)
-    flags = {"training.epochs": epochs, "training.updates": updates, "training.seed": seed, "training.device": device}
+    flags = {"training.epochs": epochs, "training.updates": updates, "training.seed": seed, "training.device": device,
+             "training.tensorboard": tensorboard}
     settings = st.resolve(plugin=plugin, set_=set_, flags=flags).settings
     plan = TrainPlan(module=module, include_recovery=include_recovery, resume=resume, store=store)
     with TrainingView(None if as_json else st.err, settings.training.epochs) as view:
@@ -66,5 +68,8 @@ def _report(out, result: TrainResult) -> None:
     if result.thresholds:
         shown = "  ".join(f"{name} {value:.2f}" for name, value in result.thresholds.items())
         out.print(f"press thresholds calibrated on validation, used by play and evaluate: {shown}", soft_wrap=True)
+    if result.data.get("tensorboard"):
+        out.print(f"curves       → {result.data['tensorboard']} (tensorboard --logdir {result.data['tensorboard']})",
+                  highlight=False, soft_wrap=True)
     out.print(f"active model → {result.active}", highlight=False, soft_wrap=True)
     out.print(f"archived as  → {result.archive}", highlight=False, soft_wrap=True)

@@ -53,6 +53,7 @@ from golem.registry import Registry
 from golem.selection import check_selected
 from golem.settings import GolemSettings
 from golem.data.store import TrajectoryStore
+from golem.learning.tensorboard import EventLog, run_folder
 from golem.learning.validation import Tally, Validation, calibrate_thresholds, to_device, validate
 
 log = structlog.get_logger("golem.learning.training")
@@ -370,6 +371,9 @@ def train(
             if planned > cfg.epochs:
                 log.info("train.min_updates", epochs=planned, min_updates=cfg.min_updates, batches_per_epoch=per_epoch)
         validated_at = 0  # updates when validation last ran
+        events = EventLog(run_folder(settings.data.root, spec.profile, spec.model)) if cfg.tensorboard else None
+        if events is not None:
+            data["tensorboard"] = str(events.folder)
         best: tuple[float, int, dict[str, torch.Tensor], Validation] | None = None  # (loss, epoch, state, validation)
         interrupted, calibrated, updates = False, False, 0
         try:
@@ -444,12 +448,17 @@ def train(
                     f1={k: None if v.f1 is None else round(v.f1, 3) for k, v in validation.actions.items()}
                     if validation else None,
                 )
+                if events is not None:
+                    events.epoch(record, updates)
                 if on_epoch is not None:
                     on_epoch(record)
                 epoch += 1
         except KeyboardInterrupt:
             interrupted = True
             log.warning("train.interrupted", epochs_done=len(history) - first_epoch)
+        finally:
+            if events is not None:
+                events.__exit__(None, None, None)
 
         # 6. checkpoint: archive + active, self-describing.
         if not calibrated:  # interrupted, or the last epoch did not validate: the weights moved since
