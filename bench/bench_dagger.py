@@ -1,0 +1,131 @@
+"""Does DAgger beat plain behavioural cloning at equal expert-labelled frames? Both measured on unseen seeds.
+
+For a scenario with an expert: record ``--base`` expert episodes and train a
+BC model on them (defaults). Then, from that model and store:
+
+* **BC**: record ``--rounds × --per-round`` more expert episodes and train a
+  fresh model on all of them (as many expert-labelled episodes as DAgger gets);
+* **DAgger**: ``golem run dagger`` for ``--rounds`` rounds of ``--per-round``
+  episodes (learner-executed, expert-labelled), fine-tuning each round.
+
+Each model plays ``--eval-episodes`` unseen seeds (10,000…) against the random
+policy and the expert. Results go to ``bench/results/dagger.json`` keyed by
+scenario (run one scenario at a time); ``--table`` prints the README table.
+
+    python bench/bench_dagger.py --scenario defend_the_center --base 30 --rounds 3 --per-round 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results" / "dagger.json"
+
+
+def golem(*args: str, cwd: Path) -> str:
+    exe = Path(sys.executable).with_name("golem")
+    proc = subprocess.run([str(exe), "--log-level", "warning", *args], cwd=cwd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"golem {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    return proc.stdout
+
+
+def frames(root: Path) -> dict[str, int]:
+    out = json.loads(golem("--set", f"data.root={root}", "data", "list", "--json", cwd=root))
+    counts: dict[str, int] = {}
+    for row in out["episodes"]:
+        counts[row["source"]] = counts.get(row["source"], 0) + int(row["length"])
+    return counts
+
+
+def evaluate(root: Path, scenario: str, episodes: int, workers: int) -> dict[str, Any]:
+    path = root / "board.json"
+    golem("run", "evaluate", "--set", f"data.root={root}", "--scenario", scenario, "--episodes", str(episodes),
+          "--workers", str(workers), "--out", str(path), cwd=root)
+    board = json.loads(path.read_text())
+    return {"return": {r: board["policies"][r]["return"] for r in board["policies"]}, "normalised": board["share"]["normalised"]}
+
+
+def run(scenario: str, base: int, rounds: int, per_round: int, eval_episodes: int, workers: int) -> dict[str, Any]:
+    work = Path(tempfile.mkdtemp(prefix=f"golem-dagger-{scenario}-"))
+    try:
+        bc, dg = work / "bc", work / "dagger"
+        t0 = time.perf_counter()
+        golem("run", "record", "--expert", scenario, "--episodes", str(base), "--workers", str(workers),
+              "--set", f"data.root={bc}", cwd=work)
+        golem("run", "train", "--set", f"data.root={bc}", cwd=work)
+        shutil.copytree(bc, dg)
+        base_minutes = (time.perf_counter() - t0) / 60
+        t0 = time.perf_counter()
+        golem("run", "record", "--expert", scenario, "--episodes", str(rounds * per_round), "--workers", str(workers),
+              "--set", f"data.root={bc}", cwd=work)
+        golem("run", "train", "--set", f"data.root={bc}", cwd=work)
+        bc_minutes = (time.perf_counter() - t0) / 60
+        t0 = time.perf_counter()
+        report = json.loads(golem("run", "dagger", "--expert", scenario, "--rounds", str(rounds),
+                                  "--episodes-per-round", str(per_round), "--workers", str(workers),
+                                  "--eval-episodes", "0", "--set", f"data.root={dg}", "--json", cwd=work))
+        dagger_minutes = (time.perf_counter() - t0) / 60
+        return {
+            "scenario": scenario,
+            "measured": datetime.now(UTC).isoformat(timespec="seconds"),
+            "base_episodes": base, "rounds": rounds, "per_round": per_round, "eval_episodes": eval_episodes,
+            "frames": {"bc": frames(bc), "dagger": frames(dg)},
+            "minutes": {"base": round(base_minutes, 1), "bc": round(bc_minutes, 1), "dagger": round(dagger_minutes, 1)},
+            "dagger_rounds": report["rounds"],
+            "bc": evaluate(bc, scenario, eval_episodes, workers),
+            "dagger": evaluate(dg, scenario, eval_episodes, workers),
+        }
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def fmt(stat: dict[str, float]) -> str:
+    return f"{stat['mean']:.2f} ± {stat['std']:.2f}"
+
+
+def table(results: dict[str, Any]) -> str:
+    rows = ["| scenario | arm | expert-labelled frames | model | random | expert | normalised |", "|---|---|---|---|---|---|---|"]
+    for r in results.values():
+        for arm in ("bc", "dagger"):
+            labelled = sum(r["frames"][arm].values())
+            norm = r[arm]["normalised"]
+            rows.append(f"| {r['scenario']} | {arm} | {labelled:,} | {fmt(r[arm]['return']['model'])} | "
+                        f"{fmt(r[arm]['return']['random'])} | {fmt(r[arm]['return']['expert'])} | "
+                        f"{'—' if norm is None else f'{100 * norm:.0f} %'} |")
+    return "\n".join(rows)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scenario", default="defend_the_center")
+    parser.add_argument("--base", type=int, default=30, help="expert episodes of the BC data (round 0)")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--per-round", type=int, default=10)
+    parser.add_argument("--eval-episodes", type=int, default=50)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--table", action="store_true")
+    args = parser.parse_args()
+    results: dict[str, Any] = json.loads(args.out.read_text()) if args.out.is_file() else {}
+    if not args.table:
+        results[args.scenario] = run(args.scenario, args.base, args.rounds, args.per_round, args.eval_episodes,
+                                     args.workers)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(results, indent=2) + "\n")
+    print(table(results))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
