@@ -24,9 +24,9 @@ def scenarios_dir() -> Path:
     return Path(vizdoom.scenarios_path)
 
 
-#: Step limits of shipped scenarios that have no time-out of their own (their experts never die):
-#: take_cover as World Models ran it, 2,100 tics (60 s).
-DEFAULT_MAX_STEPS: dict[str, int] = {"take_cover": 2100}
+#: Step limits of shipped scenarios that have no time-out of their own (their experts rarely die):
+#: take_cover as World Models ran it, 2,100 tics (60 s); defend_the_line the same.
+DEFAULT_MAX_STEPS: dict[str, int] = {"take_cover": 2100, "defend_the_line": 2100}
 
 
 def step_limit(scenario: str, max_steps: int | None) -> int | None:
