@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import select
+import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -53,3 +56,34 @@ def golem_cli(tmp_path: Path):
         return proc
 
     return run
+
+
+@pytest.fixture
+def xvfb() -> Iterator[str]:
+    """A fresh virtual screen ``:N`` (Xvfb picks a free N and reports it on a pipe); stopped at teardown."""
+    xvfb_bin = shutil.which("Xvfb")
+    if xvfb_bin is None:
+        pytest.skip("needs Xvfb on PATH (apt-get install xvfb)")
+    read_fd, write_fd = os.pipe()
+    proc = subprocess.Popen(
+        [xvfb_bin, "-displayfd", str(write_fd), "-screen", "0", "1024x768x24", "-nolisten", "tcp"],
+        pass_fds=(write_fd,), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+    )
+    os.close(write_fd)
+    try:
+        ready, _, _ = select.select([read_fd], [], [], 20)
+        number = os.read(read_fd, 32).decode().strip() if ready else ""
+        if not number:
+            proc.kill()
+            _, err = proc.communicate(timeout=10)
+            raise AssertionError(f"Xvfb did not start: {err.decode(errors='replace')[-500:]}")
+        yield f":{number}"
+    finally:
+        os.close(read_fd)
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=10)

@@ -4,9 +4,29 @@ from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 from typing import Any
 
 
 def json_out(proc: subprocess.CompletedProcess[str]) -> Any:
     """Parse a command's ``--json`` stdout."""
     return json.loads(proc.stdout)
+
+
+def tiny_model_root(root: Path, episodes: int, sequence_length: int) -> Path:
+    """``root`` with ``episodes`` ``basic`` expert episodes and a tiny model trained on them (16 units, 1 epoch).
+
+    Recorded and trained through the real ``golem`` console script; returns ``root``.
+    """
+    from tests.conftest import GOLEM, _clean_env
+
+    for args in (
+        ["run", "record", "--expert", "basic", "-n", str(episodes)],
+        ["run", "train", "--epochs", "1", "--device", "cpu", "--set", "brain.working_memory=16",
+         "--set", "training.min_updates=0", "--set", f"training.sequence_length={sequence_length}",
+         "--set", "training.batch_size=4"],
+    ):
+        proc = subprocess.run([str(GOLEM), *args, "--set", f"data.root={root}"], capture_output=True, text=True,
+                              env=_clean_env(), timeout=600)
+        assert proc.returncode == 0, proc.stderr
+    return root

@@ -18,6 +18,7 @@ from golem.data.store import TrajectoryStore
 from golem.errors import GolemError
 from golem.learning.dagger import beta_for_round
 from golem.learning.checkpoints import read_metadata
+from tests.helpers import tiny_model_root
 
 pytestmark = pytest.mark.engine
 
@@ -36,20 +37,7 @@ def test_beta_schedules() -> None:
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A data root with 12 ``basic`` expert episodes and a tiny model trained on them."""
-    import subprocess
-
-    from tests.conftest import GOLEM, _clean_env
-
-    root = tmp_path_factory.mktemp("dagger") / "root"
-    for args in (
-        ["run", "record", "--expert", "basic", "-n", "12"],
-        ["run", "train", "--epochs", "1", "--device", "cpu", "--set", "brain.working_memory=16",
-         "--set", "training.min_updates=0", "--set", "training.sequence_length=4", "--set", "training.batch_size=4"],
-    ):
-        proc = subprocess.run([str(GOLEM), *args, "--set", f"data.root={root}"], capture_output=True, text=True,
-                              env=_clean_env(), timeout=600)
-        assert proc.returncode == 0, proc.stderr
-    return root
+    return tiny_model_root(tmp_path_factory.mktemp("dagger") / "root", 12, 4)
 
 
 def test_rounds_record_learner_states_with_expert_labels_and_continue(golem_cli, trained: Path) -> None:

@@ -26,7 +26,8 @@ from golem.learning.checkpoints import read_metadata
 from golem.profiles import BASIC
 from golem.runtime.rollout import Tic
 from tests.conftest import GOLEM, _clean_env
-from tests.test_record_human import _wait_for_window, _xdotool, needs_x, xvfb  # noqa: F401 - the fixture
+from tests.helpers import tiny_model_root
+from tests.test_record_human import _wait_for_window, _xdotool, needs_x
 
 pytestmark = pytest.mark.engine
 
@@ -97,16 +98,7 @@ def test_cutting_rule_with_a_scripted_keyboard(retroactive: str) -> None:
 
 @pytest.fixture(scope="module")
 def model_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("intervene") / "root"
-    for args in (
-        ["run", "record", "--expert", "basic", "-n", "4"],
-        ["run", "train", "--epochs", "1", "--device", "cpu", "--set", "brain.working_memory=16",
-         "--set", "training.min_updates=0", "--set", f"training.sequence_length={L}", "--set", "training.batch_size=4"],
-    ):
-        proc = subprocess.run([str(GOLEM), *args, "--set", f"data.root={root}"], capture_output=True, text=True,
-                              env=_clean_env(), timeout=600)
-        assert proc.returncode == 0, proc.stderr
-    return root
+    return tiny_model_root(tmp_path_factory.mktemp("intervene") / "root", 4, L)
 
 
 @needs_x

@@ -9,12 +9,10 @@ default bindings (a fresh ``_vizdoom.ini`` is written in the temp working dir).
 from __future__ import annotations
 
 import os
-import select
 import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -39,35 +37,6 @@ MAX_STEPS = 150  # spectator mode runs in real time: 150 tics ≈ 4.3 s
 
 def _store(cwd: Path) -> Path:
     return cwd / "golem-data" / "stores" / "demos"
-
-
-@pytest.fixture
-def xvfb() -> Iterator[str]:
-    """A fresh virtual screen ``:N`` (Xvfb picks a free N and reports it on a pipe); stopped at teardown."""
-    assert XVFB is not None
-    read_fd, write_fd = os.pipe()
-    proc = subprocess.Popen(
-        [XVFB, "-displayfd", str(write_fd), "-screen", "0", "1024x768x24", "-nolisten", "tcp"],
-        pass_fds=(write_fd,), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
-    )
-    os.close(write_fd)
-    try:
-        ready, _, _ = select.select([read_fd], [], [], 20)
-        number = os.read(read_fd, 32).decode().strip() if ready else ""
-        if not number:
-            proc.kill()
-            _, err = proc.communicate(timeout=10)
-            raise AssertionError(f"Xvfb did not start: {err.decode(errors='replace')[-500:]}")
-        yield f":{number}"
-    finally:
-        os.close(read_fd)
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=10)
 
 
 def _xdotool(display: str, *args: str) -> subprocess.CompletedProcess[str]:

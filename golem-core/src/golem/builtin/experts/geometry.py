@@ -198,6 +198,16 @@ class NavGrid:
                     self.dist[a, b] = d
                     queue.append((a, b))
 
+    def _downhill(self, i: int, j: int) -> tuple[int, int]:
+        """The neighbour of cell ``(i, j)`` (8-connected) nearest the goal, or ``(i, j)`` itself if none is nearer."""
+        best = (i, j)
+        for di in (-1, 0, 1):
+            for dj in (-1, 0, 1):
+                a, b = i + di, j + dj
+                if 0 <= a < self.nx and 0 <= b < self.ny and 0 <= self.dist[a, b] < self.dist[best]:
+                    best = (a, b)
+        return best
+
     def path(self, x: float, y: float) -> list[tuple[float, float]]:
         """Cell centres (map units) of the shortest path from ``(x, y)`` down to the goal; ``[]`` if cut off."""
         i, j = self._nearest_free(*self.to_cell(x, y))
@@ -205,12 +215,7 @@ class NavGrid:
             return []
         out = [self.centre(i, j)]
         while self.dist[i, j] > 0:
-            best = (i, j)
-            for di in (-1, 0, 1):
-                for dj in (-1, 0, 1):
-                    a, b = i + di, j + dj
-                    if 0 <= a < self.nx and 0 <= b < self.ny and 0 <= self.dist[a, b] < self.dist[best]:
-                        best = (a, b)
+            best = self._downhill(i, j)
             if best == (i, j):
                 break
             i, j = best
@@ -223,12 +228,7 @@ class NavGrid:
         if self.dist[i, j] < 0:
             return self.centre(i, j)
         for _ in range(lookahead):
-            best = (i, j)
-            for di in (-1, 0, 1):
-                for dj in (-1, 0, 1):
-                    a, b = i + di, j + dj
-                    if 0 <= a < self.nx and 0 <= b < self.ny and 0 <= self.dist[a, b] < self.dist[best]:
-                        best = (a, b)
+            best = self._downhill(i, j)
             if best == (i, j):
                 break
             i, j = best
