@@ -36,7 +36,7 @@ def test_precedence_default_file_env_flag(tmp_path: Path):
     assert s.training.batch_size == 9  # env beats file
     assert s.training.learning_rate == 0.5  # flag beats file
     assert s.brain.dsp.n_mels == 48 and s.brain.dsp.n_fft == 1024  # nested, file and env
-    assert s.training.sequence_length == 32  # default
+    assert s.training.sequence_length == "auto"  # default
     sources = resolved.sources
     assert sources["training.epochs"] == f"file {tmp_path / 'golem.toml'}"
     assert sources["training.batch_size"] == "env GOLEM_TRAINING__BATCH_SIZE"
