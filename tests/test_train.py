@@ -356,7 +356,8 @@ def test_update_budget_best_epoch_and_calibrated_thresholds_reach_play(
     root = tmp_path / "root"
     out = json.loads(golem_cli([*train_args(store, root, "--seed", "1"), "--updates", "7", "--json"], check=True).stdout)
     assert out["updates"] == 7 and sum(h["batches"] for h in out["history"]) == 7  # the budget, not epochs
-    out = json.loads(golem_cli([*train_args(store, root, "--seed", "1"), "--epochs", "3", "--json"], check=True).stdout)
+    out = json.loads(golem_cli([*train_args(store, root, "--seed", "1"), "--epochs", "3", "--set",
+                                "training.validate_every=1", "--json"], check=True).stdout)
     meta = read_metadata(Path(out["active"]))
     losses = [h["validation"]["loss"] for h in meta["metrics"]["history"]]
     best = min(range(len(losses)), key=losses.__getitem__)

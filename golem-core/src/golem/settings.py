@@ -97,6 +97,11 @@ class TrainingSettings(_Group):
         description="optimiser steps to train for, epochs as many as that takes (0: train for `epochs`)",
     )
     keep_best: bool = Field(True, description="save the epoch with the lowest validation loss, not the last")
+    validate_every: int = Field(
+        50, ge=1, le=100_000_000,
+        description="validate after each epoch once this many optimiser steps have passed since the last validation "
+        "(and after the last epoch); every epoch of at least this many steps validates",
+    )
     tensorboard: bool = Field(True, description="write TensorBoard event files under data.root/runs (false: none)")
     calibrate_thresholds: bool = Field(
         True, description="per-action press thresholds maximising validation F1, stored in the checkpoint for play"

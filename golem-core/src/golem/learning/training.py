@@ -20,7 +20,7 @@
 ``training.epochs`` (the last epoch may stop part way, then validates); else
 training runs ``training.epochs`` epochs and more until ``training.min_updates``
 optimiser steps, so a small store still gets enough of them. Epochs of fewer
-than :data:`VALIDATE_EVERY` updates validate only every that many updates.
+than ``training.validate_every`` updates validate only every that many updates.
 
 Ctrl-C during training saves the current weights the same way and returns a
 result with ``interrupted=True`` (the CLI exits 130).
@@ -60,8 +60,6 @@ log = structlog.get_logger("golem.learning.training")
 
 #: Batches of training windows over which batch-norm statistics are re-estimated (B·L frames each).
 CALIBRATION_BATCHES = 8
-#: Epochs shorter than this many updates validate only once this many updates have passed (and at the end).
-VALIDATE_EVERY = 50
 
 
 # --- plan and results --------------------------------------------------------
@@ -418,12 +416,12 @@ def train(
                 if batches == 0:
                     raise GolemError("the sampler yielded no batch; lower training.batch_size")
                 # 5b. evaluation-mode statistics at this epoch's weights, then validation streams —
-                # after every epoch, except that short epochs validate only every VALIDATE_EVERY updates.
+                # after every epoch, except that short epochs validate only every training.validate_every updates.
                 last = (updates >= cfg.updates) if cfg.updates else (
                     epoch + 1 >= first_epoch + cfg.epochs and updates >= cfg.min_updates
                 )
                 validation = None
-                if last or updates - validated_at >= VALIDATE_EVERY or batches >= VALIDATE_EVERY:
+                if last or updates - validated_at >= cfg.validate_every:
                     recalibrate_norms(model, train_ds, calibration_windows(
                         train_ds, B, CALIBRATION_BATCHES, cfg.seed + epoch), device)
                     calibrated, validated_at = True, updates
