@@ -122,8 +122,8 @@ def test_run_episode_counts_and_resets_hx_on_death():
 
 def test_evaluate_without_an_expert_notes_it(tmp_path: Path):
     path = _save(tmp_path / "m.safetensors")
-    assert expert_for(REGISTRY, "deadly_corridor") is None and expert_for(REGISTRY, "basic") == "basic"
-    plan = EvalPlan(model_path=path, scenario="deadly_corridor", episodes=1, max_steps=10)
+    assert expert_for(REGISTRY, "rocket_basic") is None and expert_for(REGISTRY, "basic") == "basic"
+    plan = EvalPlan(model_path=path, scenario="rocket_basic", episodes=1, max_steps=10)
     board = evaluate(_settings(), REGISTRY, plan)
     summary = board.summary()
     assert set(summary["policies"]) == {"model", "random"}

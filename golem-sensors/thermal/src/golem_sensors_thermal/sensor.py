@@ -35,7 +35,9 @@ class ThermalSensor(ImageSensor):
         return nearest_resize(image[0])[None]
 
     @classmethod
-    def from_legacy(cls, source: str, array: np.ndarray) -> np.ndarray:
+    def from_legacy(
+        cls, source: str, array: np.ndarray, settings: Any = None, recorded: dict[str, Any] | None = None
+    ) -> np.ndarray:
         """Seed-layout masks ``[T, H, W]`` or ``[T, 1, H, W]`` → uint8 ``{0, 1}`` ``[T, 1, 64, 64]``, as recorded.
 
         The seed stored float masks in ``{0, 1}``; uint8 masks in ``{0, 1}`` or

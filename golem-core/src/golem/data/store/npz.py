@@ -25,6 +25,7 @@ Files are written compressed and atomically (temp file + rename). No pickle.
 
 from __future__ import annotations
 
+import inspect
 import json
 import zipfile
 from collections.abc import Mapping, Sequence
@@ -93,7 +94,7 @@ def load_npz(
         if key in rules:
             owner = rules[key].owner
             model_key = getattr(owner.settings_model, "key", None)
-            arrays[key] = owner.from_legacy(name, value, options.settings, recorded.get(model_key) if model_key else None)
+            arrays[key] = _convert(owner, name, value, options.settings, recorded.get(model_key) if model_key else None)
             sensor_settings.update(owner(options.settings).recorded_settings())
         elif key not in _OWN_KEYS:
             if value.dtype.kind not in "biuf" or value.ndim == 0:
@@ -174,6 +175,17 @@ def _actions(name: str, actions: np.ndarray, options: ImportOptions) -> np.ndarr
     if actions.dtype.kind not in "biu" or (actions.size and not np.isin(actions, (0, 1)).all()):
         raise GolemError(f"{name}: 'actions' must hold 0/1 button states")
     return actions.astype(np.uint8)
+
+
+def _convert(owner: Any, name: str, value: np.ndarray, settings: Any, recorded: dict[str, Any] | None) -> np.ndarray:
+    """``owner.from_legacy`` with the importing settings, or without them for a sensor written before they existed."""
+    try:
+        params = inspect.signature(owner.from_legacy).parameters
+    except (TypeError, ValueError):
+        params = {}
+    if len(params) >= 4 or any(p.kind == p.VAR_POSITIONAL for p in params.values()):
+        return owner.from_legacy(name, value, settings, recorded)
+    return owner.from_legacy(name, value)
 
 
 def _saved_meta(path: Path, raw_meta: np.ndarray | None) -> dict[str, Any]:
