@@ -22,7 +22,7 @@ from golem.data.recording import RecordPlan, record, resolve_expert
 from golem.data.store import TrajectoryStore
 from golem.learning.checkpoints import read_metadata
 from golem.learning.training import TrainPlan, train
-from golem.runtime.agent import trained_thresholds
+from golem.runtime.agent import model_threshold
 from golem_cli.progress import TrainingView
 from golem_cli.commands.audit import print_report as print_audit
 from golem_cli.commands.evaluate import scoreboard_table
@@ -100,7 +100,7 @@ def demo_command(
         registry,
         EvalPlan(
             model_path=result.active, scenario=scenario, episodes=eval_episodes, workers=workers,
-            threshold=trained_thresholds(read_metadata(result.active)) or settings.brain.activation, expert=expert,
+            threshold=model_threshold(read_metadata(result.active), settings.brain.activation), expert=expert,
         ),
     )
     results_path = board.write(out / "reports" / "scoreboard.json")

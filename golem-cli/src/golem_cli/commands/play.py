@@ -12,7 +12,7 @@ import typer
 from rich.table import Table
 
 from golem.registry import Registry
-from golem.runtime.agent import check_compatible, load_agent, settings_for_model, trained_scenario, trained_threshold, trained_thresholds
+from golem.runtime.agent import check_compatible, load_agent, settings_for_model, trained_scenario, model_threshold
 from golem.runtime.rollout import EpisodeResult, run_episode
 from golem.runtime.video import VIDEO_FPS, VideoObserver, VideoWriter
 from golem.learning.archives import resolve_model
@@ -54,7 +54,7 @@ def resolve_player(
         scenario = trained_scenario(metadata) or scenario
     threshold: float | list[float] = settings.brain.activation
     if "brain.activation" not in resolved.sources:
-        threshold = trained_thresholds(metadata) or trained_threshold(metadata) or threshold
+        threshold = model_threshold(metadata, threshold)
     return path, metadata, scenario, threshold, settings
 
 

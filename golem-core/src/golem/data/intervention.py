@@ -24,7 +24,6 @@ began, and the checkpoint it corrected (path and SHA-256).
 
 from __future__ import annotations
 
-import hashlib
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -158,14 +157,13 @@ class InterventionRecorder(Observer):
 
 @dataclass
 class IntervenePlan:
-    """What to run: the model, episodes, where; ``keyboard`` replaces the pynput one (tests of pure logic)."""
+    """What to run: the model, episodes, where."""
 
     model: Path
     episodes: int = 1
     scenario: str | None = None
     max_steps: int | None = None
     store: Path | None = None
-    keyboard: Any = None
 
 
 def intervene(
@@ -185,21 +183,20 @@ def intervene(
             profile or sensors — one line.
     """
     from golem.data.arrays import array_rules
-    from golem.data.recording import build_sensors, recorded_settings
+    from golem.data.recording import build_sensors, recorded_settings, settings_actions
     from golem.data.store import EpisodeMeta, TrajectoryStore
-    from golem.learning.checkpoints import read_metadata
-    from golem.runtime.agent import load_agent, trained_threshold, trained_thresholds
+    from golem.learning.checkpoints import checkpoint_sha256, read_metadata
+    from golem.runtime.agent import load_agent, model_threshold
     from golem.runtime.keyboard import Keyboard
     from golem.runtime.rollout import run_episode
     from golem.runtime.scenarios import step_limit
-    from golem.runtime.session import Session, check_display
+    from golem.runtime.session import Session
 
     cfg = settings.intervene
-    bindings = {k: v for k, v in cfg.bindings.items() if k in _profile_actions(settings)}  # others: unused here
+    bindings = {k: v for k, v in cfg.bindings.items() if k in settings_actions(settings)}  # others: unused here
     metadata = read_metadata(plan.model)
     L = int((metadata.get("training") or {}).get("sequence_length") or settings.training.window)
-    threshold = trained_thresholds(metadata) or trained_threshold(metadata) or settings.brain.activation
-    agent = load_agent(plan.model, registry, threshold)
+    agent = load_agent(plan.model, registry, model_threshold(metadata, settings.brain.activation))
     digest = checkpoint_sha256(plan.model)
     # every installed sensor is recorded, the model's among them
     names = list(dict.fromkeys([*settings.brain.sensors, *registry.names("sensors")]))
@@ -209,9 +206,8 @@ def intervene(
     scenario = plan.scenario or settings.game.scenario
     store_path = Path(plan.store) if plan.store is not None else settings.store_path()
     ids: list[int] = []
-    check_display()
-    keyboard_cm = plan.keyboard if plan.keyboard is not None else Keyboard()
-    with TrajectoryStore.open_or_create(store_path) as store, _entered(keyboard_cm) as keyboard, Session(
+    keyboard = Keyboard()  # fails in one line without a display, before the store is touched
+    with TrajectoryStore.open_or_create(store_path) as store, keyboard, Session(
         settings, sensors, scenario=scenario, visible=True, realtime=True
     ) as session:
         agent.check_session(session)
@@ -242,37 +238,11 @@ def intervene(
     return ids
 
 
-def _profile_actions(settings: Any) -> tuple[str, ...]:
-    from golem.profiles import PROFILES
-
-    return PROFILES[settings.brain.profile]
-
-
-class _entered:
-    """``with _entered(x) as y``: enter ``x`` when it is a context manager, else use it as it is."""
-
-    def __init__(self, obj: Any) -> None:
-        self.obj = obj
-
-    def __enter__(self) -> Any:
-        return self.obj.__enter__() if hasattr(self.obj, "__enter__") else self.obj
-
-    def __exit__(self, *exc: Any) -> None:
-        if hasattr(self.obj, "__exit__"):
-            self.obj.__exit__(*exc)
-
-
-def checkpoint_sha256(path: str | Path) -> str:
-    """SHA-256 of a checkpoint file (what a recovery episode corrected)."""
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
 __all__ = [
     "RETROACTIVE",
     "IntervenePlan",
     "InterventionRecorder",
     "Intervener",
     "Segment",
-    "checkpoint_sha256",
     "intervene",
 ]

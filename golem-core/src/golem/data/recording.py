@@ -237,6 +237,7 @@ def _episodes_in_process(
     human = plan.demonstrator == "human"
     configurers = [expert] if expert is not None else []
     learner = _load_learner(plan, registry) if plan.learner is not None else None
+    dagger_extra = _dagger_extra(plan) if learner is not None else {}
     with Session(settings, sensors, scenario=scenario, visible=human, spectator=human, configurers=configurers) as session:
         policy: Policy = expert if expert is not None else HumanPolicy()
         if learner is not None:
@@ -263,7 +264,7 @@ def _episodes_in_process(
                 truncated=result.truncated,
                 sensor_settings=recorded_settings(sensors),
                 extra=({"expert": plan.expert, **counters} if expert is not None else dict(counters))
-                | (_dagger_extra(plan) if mixing is not None else {}),
+                | dagger_extra,
             )
             yield Episode(meta=meta, arrays=arrays, counters=counters)
 
@@ -271,23 +272,19 @@ def _episodes_in_process(
 def _load_learner(plan: RecordPlan, registry: Registry) -> Any:
     """The DAgger learner: the checkpoint as a live agent, with its calibrated press thresholds."""
     from golem.learning.checkpoints import read_metadata
-    from golem.runtime.agent import load_agent, trained_threshold, trained_thresholds
+    from golem.runtime.agent import load_agent, model_threshold
 
     assert plan.learner is not None
     metadata = read_metadata(plan.learner)
-    threshold = trained_thresholds(metadata) or trained_threshold(metadata) or 0.5
-    return load_agent(plan.learner, registry, threshold)
+    return load_agent(plan.learner, registry, model_threshold(metadata))
 
 
 def _dagger_extra(plan: RecordPlan) -> dict[str, Any]:
     """What a DAgger episode corrected: the learner checkpoint (path and SHA-256), β and the round."""
-    import hashlib
+    from golem.learning.checkpoints import checkpoint_sha256
 
     assert plan.learner is not None
-    from pathlib import Path
-
-    digest = hashlib.sha256(Path(plan.learner).read_bytes()).hexdigest()
-    return {"dagger_round": plan.dagger_round, "beta": plan.beta, "learner": plan.learner, "learner_sha256": digest}
+    return {"dagger_round": plan.dagger_round, "beta": plan.beta, "learner": plan.learner, "learner_sha256": checkpoint_sha256(plan.learner)}
 
 
 def settings_actions(settings: GolemSettings) -> tuple[str, ...]:

@@ -248,7 +248,15 @@ def rebuild_model(path: str | os.PathLike[str], registry: Registry) -> nn.Module
     return restore(path, registry).model
 
 
+
+def checkpoint_sha256(path: str | Path) -> str:
+    """SHA-256 (hex) of a checkpoint file: which model a recovery episode corrected."""
+    import hashlib
+
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
 __all__ = [
+    "checkpoint_sha256",
     "CHECKPOINT_FORMAT",
     "Restored",
     "load_checkpoint",

@@ -42,7 +42,7 @@ from golem.learning.archives import active_model_path
 from golem.learning.checkpoints import read_metadata
 from golem.learning.training import TrainPlan, train
 from golem.registry import Registry
-from golem.runtime.agent import settings_for_model, trained_threshold, trained_thresholds
+from golem.runtime.agent import model_threshold, settings_for_model
 from golem.settings import GolemSettings, ResolvedSettings
 
 log = structlog.get_logger("golem.learning.dagger")
@@ -230,7 +230,7 @@ def dagger(
                 board = evaluate(settings, registry, EvalPlan(
                     model_path=model, scenario=scenario, episodes=plan.eval_episodes, workers=plan.workers,
                     start_seed=EVAL_START_SEED, max_steps=plan.max_steps, baselines=False,
-                    threshold=trained_thresholds(metadata) or trained_threshold(metadata) or settings.brain.activation,
+                    threshold=model_threshold(metadata, settings.brain.activation),
                 ))
                 learner = _stats([r.episode_return for r in board.of("model")])
             round_report = RoundReport(

@@ -295,6 +295,12 @@ def trained_thresholds(metadata: Mapping[str, Any]) -> list[float] | None:
     return out if all(0.0 < v < 1.0 for v in out) else None
 
 
+def model_threshold(metadata: Mapping[str, Any], default: float = 0.5) -> float | list[float]:
+    """How a checkpoint presses its buttons: its calibrated per-action thresholds, else the
+    ``brain.activation`` it was trained with, else ``default``."""
+    return trained_thresholds(metadata) or trained_threshold(metadata) or default
+
+
 def load_agent(
     path: str | Path,
     registry: Registry,
@@ -323,6 +329,7 @@ __all__ = [
     "trained_scenario",
     "trained_threshold",
     "trained_thresholds",
+    "model_threshold",
     "check_compatible",
     "latency_summary",
 ]
