@@ -3,10 +3,15 @@
 For a scenario with an expert: record ``--base`` expert episodes and train a
 BC model on them (defaults). Then, from that model and store:
 
-* **BC**: record ``--rounds × --per-round`` more expert episodes and train a
-  fresh model on all of them (as many expert-labelled episodes as DAgger gets);
+* **BC**: record ``--rounds × --per-round`` more expert episodes and fine-tune
+  the base model on all of them for ``--rounds × --updates`` optimiser steps;
 * **DAgger**: ``golem run dagger`` for ``--rounds`` rounds of ``--per-round``
-  episodes (learner-executed, expert-labelled), fine-tuning each round.
+  episodes (learner-executed, expert-labelled), fine-tuning ``--updates`` steps
+  each round.
+
+Both arms therefore get the same number of expert-labelled episodes and the
+same optimiser steps from the same base model; they differ only in whose
+states the extra episodes visit.
 
 Each model plays ``--eval-episodes`` unseen seeds (10,000…) against the random
 policy and the expert. Results go to ``bench/results/dagger.json`` keyed by
@@ -56,30 +61,34 @@ def evaluate(root: Path, scenario: str, episodes: int, workers: int) -> dict[str
     return {"return": {r: board["policies"][r]["return"] for r in board["policies"]}, "normalised": board["share"]["normalised"]}
 
 
-def run(scenario: str, base: int, rounds: int, per_round: int, eval_episodes: int, workers: int) -> dict[str, Any]:
+def run(scenario: str, base: int, rounds: int, per_round: int, updates: int, eval_episodes: int,
+        workers: int, base_updates: int | None = None) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix=f"golem-dagger-{scenario}-"))
     try:
         bc, dg = work / "bc", work / "dagger"
         t0 = time.perf_counter()
         golem("run", "record", "--expert", scenario, "--episodes", str(base), "--workers", str(workers),
               "--set", f"data.root={bc}", cwd=work)
-        golem("run", "train", "--set", f"data.root={bc}", cwd=work)
+        golem("run", "train", *(["--updates", str(base_updates)] if base_updates else []),
+              "--set", f"data.root={bc}", cwd=work)
         shutil.copytree(bc, dg)
         base_minutes = (time.perf_counter() - t0) / 60
         t0 = time.perf_counter()
         golem("run", "record", "--expert", scenario, "--episodes", str(rounds * per_round), "--workers", str(workers),
               "--set", f"data.root={bc}", cwd=work)
-        golem("run", "train", "--set", f"data.root={bc}", cwd=work)
+        golem("run", "train", "--resume", "--updates", str(rounds * updates), "--set", f"data.root={bc}", cwd=work)
         bc_minutes = (time.perf_counter() - t0) / 60
         t0 = time.perf_counter()
         report = json.loads(golem("run", "dagger", "--expert", scenario, "--rounds", str(rounds),
-                                  "--episodes-per-round", str(per_round), "--workers", str(workers),
+                                  "--episodes-per-round", str(per_round), "--updates", str(updates),
+                                  "--workers", str(workers),
                                   "--eval-episodes", "0", "--set", f"data.root={dg}", "--json", cwd=work))
         dagger_minutes = (time.perf_counter() - t0) / 60
         return {
             "scenario": scenario,
             "measured": datetime.now(UTC).isoformat(timespec="seconds"),
-            "base_episodes": base, "rounds": rounds, "per_round": per_round, "eval_episodes": eval_episodes,
+            "base_episodes": base, "rounds": rounds, "per_round": per_round, "updates_per_round": updates,
+            "eval_episodes": eval_episodes,
             "frames": {"bc": frames(bc), "dagger": frames(dg)},
             "minutes": {"base": round(base_minutes, 1), "bc": round(bc_minutes, 1), "dagger": round(dagger_minutes, 1)},
             "dagger_rounds": report["rounds"],
@@ -112,6 +121,8 @@ def main() -> int:
     parser.add_argument("--base", type=int, default=30, help="expert episodes of the BC data (round 0)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--per-round", type=int, default=10)
+    parser.add_argument("--base-updates", type=int, default=None, help="optimiser steps of the base model (default: training defaults)")
+    parser.add_argument("--updates", type=int, default=300, help="optimiser steps per round (BC: rounds × this)")
     parser.add_argument("--eval-episodes", type=int, default=50)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, default=RESULTS)
@@ -119,8 +130,8 @@ def main() -> int:
     args = parser.parse_args()
     results: dict[str, Any] = json.loads(args.out.read_text()) if args.out.is_file() else {}
     if not args.table:
-        results[args.scenario] = run(args.scenario, args.base, args.rounds, args.per_round, args.eval_episodes,
-                                     args.workers)
+        results[args.scenario] = run(args.scenario, args.base, args.rounds, args.per_round, args.updates,
+                                     args.eval_episodes, args.workers, args.base_updates)
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(results, indent=2) + "\n")
     print(table(results))

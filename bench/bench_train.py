@@ -10,7 +10,12 @@ Three measurements on the same store, settings and device, in one run:
   ``full / cortices`` is the share of the step the rest costs (target ≥ 0.85);
 * **cores** — the full step with the ``cfc`` core and with the ``lstm`` core at
   equal width (``brain.working_memory``), plus each core's forward + backward
-  alone on the same features.
+  alone on the same features;
+* **CfC implementations** — forward + backward of the core alone on random
+  features ``[B, --core-length, in_features]`` (default T = 32): ``ncps``' own
+  loop, Golem's fast core (TorchScript loops, the default; and the same loops
+  in eager Python) and ``nn.LSTM`` at the same width (targets: fast ≥ 3×
+  ``ncps``, and within 1.5× of the LSTM, i.e. ≥ 0.67 of its rate).
 
 A frame is one step of one row: a batch is ``B · L`` frames. Results go to
 ``bench/results/train.json`` and a rich table.
@@ -156,6 +161,46 @@ def bench_model(
     }
 
 
+def bench_cores(in_features: int, batch: int, length: int, width: int, steps: int, warmup: int, rounds: int,
+                device: torch.device) -> dict[str, Any]:
+    """Forward + backward frames/s of the CfC implementations and the LSTM on the same features."""
+    from golem_models.cores import CfCCore, LSTMCore
+    from golem_models.fastcfc import cfc_scan
+
+    torch.manual_seed(0)
+    reference = CfCCore(in_features, width, reference=True).to(device)
+    fast = CfCCore(in_features, width).to(device)
+    fast.load_state_dict(reference.state_dict())
+    lstm = LSTMCore(in_features, width).to(device)
+    x = torch.randn(batch, length, in_features, device=device, requires_grad=True)
+    h = torch.zeros(batch, width, device=device)
+    hc = torch.zeros(batch, 2 * width, device=device)
+    runs: dict[str, Callable[[], tuple[torch.Tensor, torch.Tensor]]] = {
+        "ncps": lambda: reference(x, h),
+        "fast": lambda: fast(x, h),
+        "fast_eager": lambda: cfc_scan(fast.rnn.rnn_cell, x, h, loops="eager"),
+        "lstm": lambda: lstm(x, hc),
+    }
+
+    def fwd_bwd(run: Callable[[], tuple[torch.Tensor, torch.Tensor]]) -> Callable[[], None]:
+        def call() -> None:
+            x.grad = None
+            out, _ = run()
+            out.square().mean().backward()
+        return call
+
+    t = timed({name: fwd_bwd(run) for name, run in runs.items()}, steps, warmup, rounds, device)
+    fps = {name: batch * length / min(v) for name, v in t.items()}
+    return {
+        "in_features": in_features, "batch_size": batch, "length": length, "working_memory": width,
+        "fps": fps,
+        "fast_over_ncps": fps["fast"] / fps["ncps"],
+        "fast_over_lstm": fps["fast"] / fps["lstm"],
+        "script_over_eager": fps["fast"] / fps["fast_eager"],
+        "targets": {"fast_over_ncps": 3.0, "fast_over_lstm": 1 / 1.5},
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--store", type=Path, default=Path(tempfile.gettempdir()) / "golem-bench-train-store")
@@ -163,6 +208,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--batch", type=int, default=32, help="B (training.batch_size default)")
     parser.add_argument("--length", type=int, default=8)
+    parser.add_argument("--core-length", type=int, default=32, help="T of the CfC implementations' comparison")
     parser.add_argument("--width", type=int, default=64, help="brain.working_memory of both cores")
     parser.add_argument("--steps", type=int, default=10, help="calls per round")
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (best and median are kept)")
@@ -184,6 +230,11 @@ def main() -> None:
                 "training": {"batch_size": args.batch, "sequence_length": args.length, "device": args.device},
             })
             results[model] = bench_model(settings, store, args.steps, args.warmup, args.rounds, device)
+        cfc_spec = ModelSpec.from_settings(GolemSettings.model_validate({"brain": {"model": "cfc"}}),
+                                           load_plugins().registry)
+        in_features = load_plugins().registry.get("models", "cfc").obj(cfc_spec).in_features
+    cores = bench_cores(in_features, args.batch, args.core_length, args.width, args.steps, args.warmup, args.rounds,
+                        device)
     report = {
         "device": str(device),
         "torch_threads": torch.get_num_threads(),
@@ -196,8 +247,9 @@ def main() -> None:
         "rounds": args.rounds,
         "store": str(args.store),
         "allocator": os.environ.get("BENCH_ALLOCATOR", "tuned"),
-        "target_full_over_cortices": 0.85,
+        "target_full_over_cortices": 0.9,
         "models": results,
+        "cfc_implementations": cores,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n")
@@ -211,6 +263,14 @@ def main() -> None:
             f"{r['core_fps']:.0f}", f"{r['ms_per_step']:.1f}",
         )
     Console().print(table)
+    impl = Table(title=f"Core forward + backward, frames/s (B={args.batch}, T={args.core_length}, "
+                       f"{cores['in_features']} features → width {args.width})")
+    for col in ("ncps CfC", "fast CfC", "fast, eager loops", "nn.LSTM", "fast / ncps", "fast / LSTM"):
+        impl.add_column(col, justify="right")
+    f = cores["fps"]
+    impl.add_row(f"{f['ncps']:.0f}", f"{f['fast']:.0f}", f"{f['fast_eager']:.0f}", f"{f['lstm']:.0f}",
+                 f"{cores['fast_over_ncps']:.2f}× (≥ 3)", f"{cores['fast_over_lstm']:.2f} (≥ 0.67)")
+    Console().print(impl)
     Console().print(f"→ {args.out}")
 
 
