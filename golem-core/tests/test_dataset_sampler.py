@@ -157,7 +157,7 @@ def test_rows_continue_through_loaded_frames(store: TrajectoryStore, gsettings: 
     n = 0
     padded = 0
     for indices in sampler:
-        inputs, targets, is_first, mask = ds.load_batch(indices)
+        inputs, targets, is_first, mask, _ = ds.load_batch(indices)
         assert inputs["visual"].shape == (4, L, 3, 64, 64) and targets.shape == (4, L, A)
         episode, steps, mirrored = origin(inputs["visual"])
         real = mask.numpy()
@@ -293,8 +293,8 @@ def test_mirrored_window_is_flip_of_plain_and_involution(store: TrajectoryStore,
     plain = np.flatnonzero(~p["mirrored"])
     twin = [int(np.flatnonzero(p["mirrored"] & (p["episode"] == p["episode"][i]) & (p["start"] == p["start"][i]))[0])
             for i in plain]
-    a_in, a_t, a_first, a_mask = ds.load_batch(plain)
-    b_in, b_t, b_first, b_mask = ds.load_batch(twin)
+    a_in, a_t, a_first, a_mask, _ = ds.load_batch(plain)
+    b_in, b_t, b_first, b_mask, _ = ds.load_batch(twin)
     assert (a_mask == b_mask).all()
     assert (a_first == b_first).all()
     for s in sensors:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
+from rich.markup import escape
 from rich.console import Console
 from typer.core import TyperGroup
 
@@ -36,7 +37,8 @@ class GolemGroup(TyperGroup):
             broken = ctx.obj.host.broken if isinstance(ctx.obj, AppState) else []
             if isinstance(exc, UnknownComponentError) and broken:
                 message += f" ({len(broken)} broken plugin(s): see `golem plugins list`)"
-            Console(stderr=True).print(f"[bold red]error:[/bold red] {message}", highlight=False, soft_wrap=True)
+            Console(stderr=True).print(f"[bold red]error:[/bold red] {escape(message)}", highlight=False,
+                                       soft_wrap=True)  # messages may quote brackets (paths, gloo's sources)
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
             Console(stderr=True).print("[yellow]interrupted[/yellow]")

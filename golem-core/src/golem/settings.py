@@ -113,6 +113,10 @@ class TrainingSettings(_Group):
     validation_split: float = Field(0.1, ge=0.0, lt=1.0, description="share of episodes held out")
     seed: int = Field(0, ge=0)
     device: Literal["auto", "cpu", "cuda", "mps"] = "auto"
+    peer_timeout: float = Field(
+        1800.0, gt=0.0, description="data-parallel training: seconds a process waits for the others (rank 0's "
+        "validation included) before it gives up",
+    )
 
     @property
     def window(self) -> int:
@@ -152,6 +156,13 @@ class GameSettings(_Group):
     doom_map: str | None = Field(None, description="map lump for a WAD, e.g. MAP01")
     seed: int = Field(0, ge=0)
     start_timeout: float = Field(30.0, gt=0.0, description="seconds allowed for the engine to start")
+    frame_skip: int = Field(
+        1, ge=1, le=35, description="tics each decision holds its buttons (play, evaluate, record: every policy)"
+    )
+    timespans: Literal["engine", "unit"] = Field(
+        "engine", description="time a model's ODE integrates per decision: the engine's tics since the last one, "
+        "or 1 (unit) whatever the frame skip",
+    )
 
 
 #: Keys that drive each button while a person intervenes (pynput names: letters, digits, ``left``,

@@ -109,24 +109,31 @@ class DoomNet(nn.Module):
         return self.standardise(joined).reshape(batch, steps, -1)
 
     def forward(
-        self, inputs: Mapping[str, torch.Tensor], hx: torch.Tensor | None = None
+        self, inputs: Mapping[str, torch.Tensor], hx: torch.Tensor | None = None,
+        timespans: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """``inputs[name] = [B, T, *shape]`` (float), ``hx[B, S]`` or ``None`` (zeros).
+
+        ``timespans[B, T]``: engine tics elapsed at each step (``None``: one each);
+        a continuous-time core (CfC) integrates over them, a discrete one ignores them.
 
         Returns ``(logits[B, T, A], hx[B, S])``.
         """
         features = self.encode(inputs)
         if hx is None:
             hx = self.initial_state(features.shape[0], features.device)
-        out, hx = self.core(features, hx)
+        out, hx = self.core(features, hx, timespans) if timespans is not None else self.core(features, hx)
         return self.head(out), hx
 
     def step(
-        self, inputs: Mapping[str, torch.Tensor], hx: torch.Tensor | None = None
+        self, inputs: Mapping[str, torch.Tensor], hx: torch.Tensor | None = None,
+        timespans: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """One tic of live play: ``inputs[name] = [B, *shape]``, ``hx[B, S]`` → ``(logits[B, A], hx[B, S])``.
+        """One decision of live play: ``inputs[name] = [B, *shape]``, ``hx[B, S]`` → ``(logits[B, A], hx[B, S])``.
 
-        The same as :meth:`forward` on ``T = 1``.
+        ``timespans[B]``: tics since the previous decision (``None``: one). The same as
+        :meth:`forward` on ``T = 1``.
         """
-        logits, hx = self.forward({name: x.unsqueeze(1) for name, x in inputs.items()}, hx)
+        spans = None if timespans is None else timespans.reshape(-1, 1)
+        logits, hx = self.forward({name: x.unsqueeze(1) for name, x in inputs.items()}, hx, spans)
         return logits[:, 0], hx

@@ -60,6 +60,8 @@ def evaluate_command(
     workers: Annotated[int, typer.Option("--workers", "-w", min=1, max=64, help="Parallel engine processes.")] = 1,
     seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the first episode; episode i uses seed+i (away from training seeds).")] = EVAL_START_SEED,
     max_steps: Annotated[Optional[int], typer.Option("--max-steps", min=1, help="Cut episodes after this many tics.")] = None,
+    frame_skip: Annotated[Optional[int], typer.Option("--frame-skip", min=1, max=35, help="Tics each decision holds its buttons (game.frame_skip); the model integrates them unless game.timespans=unit.")] = None,
+    baselines: Annotated[bool, typer.Option("--baselines/--no-baselines", help="Also play the random policy and the expert (--no-baselines: the model alone, no shares).")] = True,
     out: Annotated[Optional[list[Path]], typer.Option("--out", "-o", help="Write per-episode results to .json (with the summary) or .csv. Repeatable.", metavar="PATH")] = None,
     json_: JsonOpt = False,
     plugin: PluginOpt = None,
@@ -74,14 +76,14 @@ def evaluate_command(
     for target in out or []:
         if target.suffix.lower() not in (".json", ".csv"):
             raise typer.BadParameter(f"{target.name}: must end in .json or .csv", param_hint="--out")
-    resolved = st.resolve(plugin=plugin, set_=set_, flags={"game.scenario": scenario})
+    resolved = st.resolve(plugin=plugin, set_=set_, flags={"game.scenario": scenario, "game.frame_skip": frame_skip})
     registry = st.host.registry
     path, _, scenario_name, threshold, settings = resolve_player(resolved, model, registry)
     resolve_scenario(scenario_name, settings.game.doom_map)  # unknown names fail before any worker starts
     expert = expert_for(registry, scenario_name)
     plan = EvalPlan(
         model_path=path, scenario=scenario_name, episodes=episodes, workers=workers, start_seed=seed,
-        max_steps=max_steps, threshold=threshold, expert=expert,
+        max_steps=max_steps, threshold=threshold, expert=expert, baselines=baselines,
     )
     total = episodes * len(plan.roles)
     progress = LineProgress(

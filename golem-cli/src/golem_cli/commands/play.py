@@ -75,6 +75,7 @@ def play_command(
     episodes: Annotated[int, typer.Option("--episodes", "-n", min=1, help="Episodes to play.")] = 1,
     seed: Annotated[Optional[int], typer.Option("--seed", min=0, help="Seed of the first episode; episode i uses seed+i (default: game.seed).")] = None,
     max_steps: Annotated[Optional[int], typer.Option("--max-steps", min=1, help="Cut episodes after this many tics.")] = None,
+    frame_skip: Annotated[Optional[int], typer.Option("--frame-skip", min=1, max=35, help="Tics each decision holds its buttons (game.frame_skip); the model integrates them unless game.timespans=unit.")] = None,
     window: Annotated[bool, typer.Option("--window", help="Watch in a game window at real speed (needs a display).")] = False,
     video: Annotated[Optional[Path], typer.Option("--video", help="Write the screens the model saw to a .gif or .mp4.", metavar="PATH")] = None,
     json_: JsonOpt = False,
@@ -85,7 +86,8 @@ def play_command(
     st = state(ctx)
     if window:
         check_display()
-    resolved = st.resolve(plugin=plugin, set_=set_, flags={"game.scenario": scenario, "game.seed": seed})
+    resolved = st.resolve(plugin=plugin, set_=set_, flags={"game.scenario": scenario, "game.seed": seed,
+                                                                "game.frame_skip": frame_skip})
     registry = st.host.registry
     path, _, scenario_name, threshold, settings = resolve_player(resolved, model, registry)
     writer = VideoWriter(video) if video is not None else None

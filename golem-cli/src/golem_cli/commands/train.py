@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+from contextlib import ExitStack
 from typing import Annotated, Optional
 
 import typer
 
-from golem.learning.training import TrainPlan, TrainResult, train
+from golem.errors import GolemError
+from golem.learning.device import select_device
+from golem.learning.distributed import Ranks, backend_for, close_group, init_from_environment, spawn_ranks
+from golem.learning.training import TrainPlan, TrainResult, train, train_rank
 from golem_cli.tables import action_scores
 from golem_cli.progress import TrainingView
 from golem_cli.options import DeviceOpt, JsonOpt, PluginOpt, SetOpt, StoreOpt
@@ -23,6 +27,7 @@ def train_command(
     resume: Annotated[bool, typer.Option("--resume", help="Fine-tune the profile's active model instead of starting afresh.")] = False,
     tensorboard: Annotated[Optional[bool], typer.Option("--tensorboard/--no-tensorboard", help="TensorBoard event files under data.root/runs (training.tensorboard).")] = None,
     seed: Annotated[Optional[int], typer.Option("--seed", min=0, help="Seed of weights, split and sampler (training.seed).")] = None,
+    nproc: Annotated[int, typer.Option("--nproc", min=1, max=64, help="Data-parallel processes on this machine (torch.distributed DDP: gloo on CPU, NCCL on CUDA); each trains on batch_size / N of the streams.")] = 1,
     device: DeviceOpt = None,
     store: StoreOpt = None,
     plugin: PluginOpt = None,
@@ -35,8 +40,24 @@ def train_command(
              "training.tensorboard": tensorboard}
     settings = st.resolve(plugin=plugin, set_=set_, flags=flags).settings
     plan = TrainPlan(module=module, include_recovery=include_recovery, resume=resume, store=store)
-    with TrainingView(None if as_json else st.err, settings.training.epochs) as view:
-        result = train(settings, st.host.registry, plan, on_batch=view.on_batch, on_epoch=view.on_epoch)
+    timeout = settings.training.peer_timeout
+    if nproc > 1 and settings.training.batch_size % nproc:
+        raise GolemError(
+            f"training.batch_size {settings.training.batch_size} does not split over {nproc} processes "
+            f"(--nproc); use a multiple of {nproc}"
+        )
+    with ExitStack() as stack:
+        if nproc > 1:
+            device = select_device(settings.training.device)
+            stack.enter_context(spawn_ranks(nproc, train_rank, (settings.model_dump_json(), plan),
+                                            timeout_s=timeout, backend=backend_for(device)))
+        elif init_from_environment(timeout, backend_for(select_device(settings.training.device))).world > 1:
+            stack.callback(close_group)  # under torchrun every process runs this command; rank 0 reports
+        ranks = Ranks.current()
+        with TrainingView(None if as_json or not ranks.main else st.err, settings.training.epochs) as view:
+            result = train(settings, st.host.registry, plan, on_batch=view.on_batch, on_epoch=view.on_epoch)
+        if not ranks.main:
+            return
     if as_json:
         typer.echo(json.dumps(result.to_dict()))
     else:

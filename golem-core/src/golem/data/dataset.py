@@ -26,7 +26,7 @@ Window ``i`` of a dataset is ``dataset.pointers[i]``; a sampler
 ...     ds = SequenceDataset.from_store(store, spec.sensors, spec.action_names, settings.training)
 ...     train, val = ds.split(settings.training.validation_split, settings.training.seed)
 ...     for indices in StatefulStratifiedSampler(train, settings):
-...         inputs, targets, is_first, mask = train.load_batch(indices)
+...         batch = train.load_batch(indices)  # inputs, targets, is_first, mask, timespans
 """
 
 from __future__ import annotations
@@ -68,12 +68,16 @@ class Batch(NamedTuple):
         is_first: bool ``[B]``; True where the window starts its episode (zero that row's hidden state).
         mask: bool ``[B, L]``; True at recorded steps, False at the padding after an episode's last step
             (which repeats that step; score and train only where the mask is True).
+        timespans: float32 ``[B, L]``, engine tics elapsed since the previous step (1 at an
+            episode's first step and on padding), from the store's ``tic``; ``None`` when every
+            step of the batch is one tic (frame skip 1, or a store recorded before ``tic``).
     """
 
     inputs: dict[str, torch.Tensor]
     targets: torch.Tensor
     is_first: torch.Tensor
     mask: torch.Tensor
+    timespans: torch.Tensor | None = None
 
     @property
     def padded(self) -> bool:
@@ -397,9 +401,9 @@ class SequenceDataset:
                 non-blocking. ``None``: stay on the CPU.
 
         Returns:
-            :class:`Batch` ``(inputs, targets, is_first, mask)``: ``inputs[name]`` float
+            :class:`Batch` ``(inputs, targets, is_first, mask, timespans)``: ``inputs[name]`` float
             ``[B, L, *shape]``, ``targets`` float32 ``[B, L, A]``, ``is_first`` bool ``[B]``,
-            ``mask`` bool ``[B, L]``.
+            ``mask`` bool ``[B, L]``, ``timespans`` float32 ``[B, L]`` or ``None`` (all one tic).
         """
         idx = np.asarray(indices, dtype=np.intp)
         if idx.ndim != 1:
@@ -413,9 +417,15 @@ class SequenceDataset:
         raw = {name: t.numpy() for name, t in host.items()}
         actions = host_actions.numpy()
         episodes, starts, lengths = rows["episode"].tolist(), rows["start"].tolist(), rows["length"].tolist()
+        spans = np.ones((B, L), dtype=np.float32)
+        tics = np.empty(L + 1, dtype=np.int32)
         with self.store.reader() as reader:
             for b, (eid, start, n) in enumerate(zip(episodes, starts, lengths)):
                 info = self.episodes[eid]
+                if "tic" in info.arrays:  # the engine's clock: tics since the previous step
+                    first = max(start - 1, 0)
+                    got = reader.read_into(tics[: start + n - first], info, "tic", first)
+                    spans[b, 1 - (start - first) : n] = np.diff(got)  # an episode's first step: 1
                 reader.read_into(actions[b, :n], info, "actions", start)
                 for sensor in self.sensors:
                     reader.read_into(raw[sensor.name][b, :n], info, sensor.key, start)
@@ -431,12 +441,14 @@ class SequenceDataset:
                 arr[mirrored] = sensor.mirror(arr[mirrored])
             actions[mirrored] = actions[mirrored][..., self._perm]
         is_first = torch.from_numpy(rows["is_first"].copy())
+        timespans = None if (spans == 1.0).all() else torch.from_numpy(spans)
         if dev is not None:
             host = {name: t.to(dev, non_blocking=pin) for name, t in host.items()}
             host_actions = host_actions.to(dev, non_blocking=pin)
             is_first, mask = is_first.to(dev), mask.to(dev)
+            timespans = None if timespans is None else timespans.to(dev)
         inputs = {s.name: s.to_network(host[s.name]) for s in self.sensors}
-        return Batch(inputs, host_actions.float(), is_first, mask)
+        return Batch(inputs, host_actions.float(), is_first, mask, timespans)
 
     @property
     def steps(self) -> int:

@@ -121,8 +121,9 @@ class Recorder(Observer):
     of reading each state before acting.
 
     After the episode, :attr:`arrays` holds ``actions`` uint8 ``[T, A]`` (the
-    *label* buttons), ``rewards`` float32 ``[T]`` and one ``[T, *shape]`` array
-    per sensor key of the session.
+    *label* buttons), ``rewards`` float32 ``[T]``, ``tic`` int32 ``[T]`` (the
+    engine tic each step was decided on: the ODE's clock, see ``game.frame_skip``)
+    and one ``[T, *shape]`` array per sensor key of the session.
     """
 
     #: States waiting for the sensors, at most (about 100 KB each).
@@ -142,6 +143,7 @@ class Recorder(Observer):
         self._failed: list[BaseException] = []
         self._actions: list[list[int]] = []
         self._rewards: list[float] = []
+        self._tics: list[int | None] = []
         self.arrays = {}
         self._thread = threading.Thread(target=self._read_sensors, name="golem-sensors", daemon=True)
         self._thread.start()
@@ -180,6 +182,7 @@ class Recorder(Observer):
     def after_tic(self, tic: Tic) -> None:
         self._actions.append(tic.label)
         self._rewards.append(tic.reward)
+        self._tics.append(getattr(tic.state, "tic", None))
 
     def _stop(self) -> None:
         if self._thread is not None:
@@ -194,6 +197,8 @@ class Recorder(Observer):
         self.arrays = {key: column[:n] for key, column in self._columns.items()}
         self.arrays["actions"] = np.asarray(self._actions, dtype=np.uint8)
         self.arrays["rewards"] = np.asarray(self._rewards, dtype=np.float32)
+        if self._tics and None not in self._tics:
+            self.arrays.setdefault("tic", np.asarray(self._tics, dtype=np.int32))
 
     def close(self) -> None:
         self._stop()

@@ -38,9 +38,11 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import structlog
 import torch
 from torch import nn
+from torch.nn.parallel import DistributedDataParallel
 
 from golem.learning.archives import ACTIVE, save_model
 from golem.learning.checkpoints import restore
@@ -48,13 +50,14 @@ from golem.data.dataset import Batch, SequenceDataset
 from golem.learning.calibration import calibration_windows, recalibrate_norms
 from golem.errors import GolemError
 from golem.learning.device import select_device
+from golem.learning.distributed import Ranks, check_divisible, loss_scale, peer_failure, rank_device
 from golem.learning.modelspec import ModelSpec
 from golem.registry import Registry
 from golem.selection import check_selected
 from golem.settings import GolemSettings
 from golem.data.store import TrajectoryStore
 from golem.learning.tensorboard import EventLog, run_folder
-from golem.learning.validation import Tally, Validation, calibrate_thresholds, to_device, validate
+from golem.learning.validation import Tally, Validation, calibrate_thresholds, run_model, to_device, validate
 
 log = structlog.get_logger("golem.learning.training")
 
@@ -129,8 +132,8 @@ class EpochRecord:
 class TrainResult:
     """What :func:`train` did and where the model went."""
 
-    active: Path
-    archive: Path
+    active: Path | None  # None on data-parallel ranks other than 0 (they save nothing)
+    archive: Path | None
     device: str
     history: list[dict[str, Any]]
     validation: Validation | None
@@ -177,6 +180,8 @@ def train_step(
     is_first: torch.Tensor,
     hx: torch.Tensor,
     mask: torch.Tensor | None = None,
+    timespans: torch.Tensor | None = None,
+    scale: float = 1.0,
 ) -> tuple[float, torch.Tensor]:
     """One step of stateful truncated BPTT on a batch already on the model's device.
 
@@ -186,6 +191,9 @@ def train_step(
         is_first: bool ``[B]``; rows whose window starts an episode.
         hx: ``[B, S]`` state carried from the previous batch (detached).
         mask: bool ``[B, L]``, the recorded steps (``None``: all); see :func:`masked_loss`.
+        timespans: float ``[B, L]``, engine tics per step (``None``: one each); see :func:`run_model`.
+        scale: factor on the loss before ``backward`` (data-parallel ranks:
+            :func:`golem.learning.distributed.loss_scale`); the returned loss is unscaled.
 
     Returns:
         ``(loss, hx)``: the scalar loss and the new state ``[B, S]``, detached.
@@ -193,11 +201,11 @@ def train_step(
     Rows starting an episode are zeroed **before** the forward pass, so no
     state leaks from one episode into the next.
     """
-    hx = model.reset_rows(hx, is_first)
-    logits, hx = model(inputs, hx)
+    hx = getattr(model, "module", model).reset_rows(hx, is_first)  # DistributedDataParallel wraps the model
+    logits, hx = run_model(model, inputs, hx, timespans)
     loss = masked_loss(loss_fn, logits, targets, mask)
     optimizer.zero_grad(set_to_none=True)
-    loss.backward()
+    (loss * scale if scale != 1.0 else loss).backward()
     optimizer.step()
     return float(loss.detach()), hx.detach()
 
@@ -282,6 +290,9 @@ def train(
     started = time.perf_counter()
     check_selected(settings, registry)
     device = select_device(cfg.device)
+    ranks = Ranks.current()  # data-parallel when a process group is up (golem run train --nproc, torchrun)
+    if ranks.world > 1:
+        device = rank_device(device)
     torch.manual_seed(cfg.seed)
 
     # 1-2. spec from settings, then the data it can read.
@@ -361,6 +372,12 @@ def train(
         # the stateful sampler lowers the stream count to what the data holds (with a warning)
         B = int(getattr(sampler, "batch_size", cfg.batch_size))
         data["batch_size"] = B
+        check_divisible(B, ranks)
+        local_B = B // ranks.world  # this rank's streams
+        net: nn.Module = model
+        if ranks.world > 1:
+            net = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+            data["processes"] = ranks.world
         per_epoch = len(sampler) if hasattr(sampler, "__len__") else 0
         if cfg.updates:
             planned = -(-cfg.updates // per_epoch) if per_epoch else cfg.epochs
@@ -369,7 +386,8 @@ def train(
             if planned > cfg.epochs:
                 log.info("train.min_updates", epochs=planned, min_updates=cfg.min_updates, batches_per_epoch=per_epoch)
         validated_at = 0  # updates when validation last ran
-        events = EventLog(run_folder(settings.data.root, spec.profile, spec.model)) if cfg.tensorboard else None
+        events = EventLog(run_folder(settings.data.root, spec.profile, spec.model)) \
+            if cfg.tensorboard and ranks.main else None
         if events is not None:
             data["tensorboard"] = str(events.folder)
         best: tuple[float, int, dict[str, torch.Tensor], Validation] | None = None  # (loss, epoch, state, validation)
@@ -382,20 +400,32 @@ def train(
                 # 5a. stateful truncated BPTT over the sampler's streams.
                 total = len(sampler) if hasattr(sampler, "__len__") else None
                 t0 = time.perf_counter()
-                hx = model.initial_state(B, device)
+                hx = model.initial_state(local_B, device)
                 loss_sum, batches, steps = 0.0, 0, 0
-                for batch in prefetched(train_ds, sampler):
+                global_steps: deque[int] = deque()  # recorded steps of each global batch, in order
+
+                def shards() -> Iterator[np.ndarray]:
+                    for indices in sampler:
+                        idx = np.asarray(indices)
+                        global_steps.append(int(train_ds.pointers["length"][idx].sum()))
+                        yield ranks.shard(idx)
+
+                for batch in prefetched(train_ds, shards() if ranks.world > 1 else sampler):
                     calibrated = False
                     if batch.targets.shape[0] != hx.shape[0]:
                         raise GolemError(
                             f"sampler {cfg.sampler!r} yielded a batch of {batch.targets.shape[0]} windows but its "
                             f"batch_size is {hx.shape[0]}; a stateful sampler keeps one row per stream"
                         )
+                    recorded = int(batch.mask.sum())
+                    batch_steps = global_steps.popleft() if ranks.world > 1 else recorded  # all ranks' steps
+                    scale = loss_scale(recorded, batch_steps, ranks)
                     loss, hx = train_step(
-                        model, loss_fn, optimizer, to_device(batch.inputs, device),
+                        net, loss_fn, optimizer, to_device(batch.inputs, device),
                         batch.targets.to(device), batch.is_first.to(device), hx, batch.mask.to(device),
+                        None if batch.timespans is None else batch.timespans.to(device), scale,
                     )
-                    steps += int(batch.mask.sum())
+                    steps += batch_steps
                     if not math.isfinite(loss):
                         raise GolemError(
                             f"training diverged at epoch {epoch + 1} (loss {loss}); "
@@ -421,7 +451,7 @@ def train(
                     epoch + 1 >= first_epoch + cfg.epochs and updates >= cfg.min_updates
                 )
                 validation = None
-                if last or updates - validated_at >= cfg.validate_every:
+                if ranks.main and (last or updates - validated_at >= cfg.validate_every):
                     recalibrate_norms(model, train_ds, calibration_windows(
                         train_ds, B, CALIBRATION_BATCHES, cfg.seed + epoch), device)
                     calibrated, validated_at = True, updates
@@ -454,9 +484,18 @@ def train(
         except KeyboardInterrupt:
             interrupted = True
             log.warning("train.interrupted", epochs_done=len(history) - first_epoch)
+        except RuntimeError as exc:
+            if ranks.world > 1:  # a gradient exchange failed: another rank died or timed out
+                raise peer_failure(exc, ranks) from None
+            raise
         finally:
             if events is not None:
                 events.__exit__(None, None, None)
+        if not ranks.main:  # rank 0 validates and saves
+            return TrainResult(
+                active=None, archive=None, device=str(device), history=history, validation=None, data=data,
+                interrupted=interrupted, seconds=time.perf_counter() - started, model=model, updates=updates,
+            )
 
         # 6. checkpoint: archive + active, self-describing.
         if not calibrated:  # interrupted, or the last epoch did not validate: the weights moved since
@@ -502,6 +541,15 @@ def train(
     )
 
 
+def train_rank(settings_json: str, plan: TrainPlan | None) -> None:
+    """A spawned data-parallel rank (``golem run train --nproc``): the same :func:`train`, quietly."""
+    from golem.logs import configure_logging
+    from golem.plugins import load_plugins
+
+    configure_logging(level="warning")
+    train(GolemSettings.model_validate_json(settings_json), load_plugins().registry, plan)
+
+
 __all__ = [
     "EpochRecord",
     "TrainPlan",
@@ -510,5 +558,6 @@ __all__ = [
     "masked_loss",
     "prefetched",
     "train",
+    "train_rank",
     "train_step",
 ]

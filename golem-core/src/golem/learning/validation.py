@@ -61,6 +61,20 @@ class Validation:
         }
 
 
+def run_model(
+    model: nn.Module, inputs: Mapping[str, torch.Tensor], hx: torch.Tensor | None,
+    timespans: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``model(inputs, hx)``, with ``timespans=`` ``[B, L]`` (tics per step) only when some step is not one tic.
+
+    A model that integrates time (``DoomNet`` with a CfC core) takes them; one
+    that does not is never handed them while the data advances one tic a step.
+    """
+    if timespans is None:
+        return model(inputs, hx)
+    return model(inputs, hx, timespans=timespans)
+
+
 def to_device(inputs: Mapping[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
     """Move every input tensor to ``device`` (non-blocking where the copy allows it)."""
     return {name: x.to(device, non_blocking=True) for name, x in inputs.items()}
@@ -130,7 +144,8 @@ def validate(
         if hx is None:
             hx = model.initial_state(len(indices), device)
         hx = model.reset_rows(hx, batch.is_first.to(device))
-        logits, hx = model(to_device(batch.inputs, device), hx)
+        spans = None if batch.timespans is None else batch.timespans.to(device)
+        logits, hx = run_model(model, to_device(batch.inputs, device), hx, spans)
         keep = batch.mask.to(device) & torch.from_numpy(active).to(device)[:, None]  # [B, L] real steps
         z, y = logits[keep].unsqueeze(0), batch.targets.to(device)[keep].unsqueeze(0)  # [1, N, A]
         n = z.numel()
@@ -241,6 +256,7 @@ __all__ = [
     "calibrate_thresholds",
     "score_action",
     "stream_batches",
+    "run_model",
     "to_device",
     "validate",
 ]

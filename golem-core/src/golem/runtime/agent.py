@@ -140,15 +140,19 @@ class Agent:
         self.last_probs: np.ndarray = np.zeros(spec.n_actions, dtype=np.float32)
         self.metadata: dict[str, Any] = {}
         self._session_sensors: list[Sensor] = []
+        self.timespans: str = "engine"
+        self._last_tic: int | None = None
 
     # --- compatibility -----------------------------------------------------
 
     def check_session(self, session: Session) -> None:
         """Fail with one line unless ``session`` presses the model's buttons and reads its sensors.
 
-        Binds the session's sensors the model reads, which :meth:`act` extracts every tic.
+        Binds the session's sensors the model reads, which :meth:`act` extracts every tic, and
+        takes ``game.timespans`` (whether the model integrates the engine's tics between decisions).
         """
         check_compatible(self.spec, session.settings.brain.profile, session.action_names, session.sensors)
+        self.timespans = session.settings.game.timespans
         wanted = set(self.spec.sensor_names)
         self._session_sensors = [s for s in session.sensors if s.name in wanted]
 
@@ -157,6 +161,7 @@ class Agent:
     def reset(self, game: Any = None) -> None:
         """Zero the carried state (new episode, death)."""
         self._hx = None
+        self._last_tic = None
 
     @property
     def hx(self) -> torch.Tensor | None:
@@ -173,14 +178,21 @@ class Agent:
         """
         if not self._session_sensors:
             raise GolemError("agent is not bound to a session: call check_session(session) before playing")
-        return self.decide(self.sense(state, self._session_sensors))
+        tic = getattr(state, "tic", None)
+        elapsed = 1.0
+        if tic is not None:
+            if self._last_tic is not None and self.timespans == "engine":
+                elapsed = float(max(int(tic) - self._last_tic, 1))
+            self._last_tic = int(tic)
+        return self.decide(self.sense(state, self._session_sensors), elapsed)
 
-    def decide(self, observation: Mapping[str, np.ndarray]) -> list[int]:
-        """One tic's buttons from one stored step per sensor.
+    def decide(self, observation: Mapping[str, np.ndarray], elapsed: float = 1.0) -> list[int]:
+        """One decision's buttons from one stored step per sensor.
 
         Args:
             observation: ``{sensor key: array of the sensor's shape and dtype}``
                 (``frames``: uint8 ``[3, 64, 64]``, …), as :meth:`Session.observe` returns.
+            elapsed: engine tics since the previous decision (the ODE's time step; 1 at frame skip 1).
 
         Returns:
             One 0/1 per action name; the step's time is appended to :attr:`decide_ns`.
@@ -199,7 +211,11 @@ class Agent:
             if self._hx is None:
                 init = getattr(self.model, "initial_state", None)
                 self._hx = init(1, self._device) if callable(init) else None
-            logits, self._hx = self.model.step(inputs, self._hx)  # [1, A], [1, S]
+            if elapsed == 1.0:  # models that do not integrate time never see the argument
+                logits, self._hx = self.model.step(inputs, self._hx)  # [1, A], [1, S]
+            else:
+                spans = torch.tensor([elapsed], dtype=torch.float32, device=self._device)
+                logits, self._hx = self.model.step(inputs, self._hx, spans)
             probs = torch.sigmoid(logits[0].float()).cpu().numpy()
         self.last_probs = probs
         action = (probs > self.thresholds).astype(int).tolist()

@@ -94,7 +94,8 @@ class EpisodeResult:
         policy: who played (``model``, ``random``, an expert's name).
         seed: the engine seed.
         episode_return: the scenario's total reward.
-        tics: tics played (survival time; 35 tics = 1 s), capped by ``max_steps``.
+        tics: tics played (survival time; 35 tics = 1 s), capped by ``max_steps``; at frame skip k
+            each decision counts k (the last one may have been cut short by the episode's end).
         kills: monsters killed (``KILLCOUNT``).
         health: health at the end.
         dead: the player was dead at the end.
@@ -142,7 +143,8 @@ def run_episode(
         session: a started session (synchronous player mode, or spectator mode for a human).
         policy: decides every tic (see :class:`Policy`); reset at the start and after every death.
         seed: engine seed; two policies given one seed meet the same episode start.
-        max_steps: stop after this many tics (``None``: the scenario's own time-out).
+        max_steps: stop after this many tics (``None``: the scenario's own time-out); each decision
+            holds its buttons ``game.frame_skip`` tics.
         observers: see every tic, in order (recorder, video, statistics).
 
     Returns:
@@ -162,6 +164,8 @@ def run_episode(
             observer.begin(session, seed)
         ammo0 = game.get_game_variable(GameVariable.AMMO2)
         tics = deaths = 0
+        settings = getattr(session, "settings", None)
+        hold = int(settings.game.frame_skip) if settings is not None else 1  # tics each decision holds its buttons
         cut = False
         while not game.is_episode_finished():
             if game.is_player_dead():  # multiplayer: the episode goes on after a death
@@ -179,12 +183,12 @@ def run_episode(
                 reward = float(game.get_last_reward())
             else:
                 executed = [int(b) for b in action]
-                reward = session.act(executed)
+                reward = session.act(executed, hold)
             label = list(label_of()) if label_of is not None else executed
             tic = Tic(t=tics, state=state, executed=executed, label=label, reward=reward)
             for observer in observers:
                 observer.after_tic(tic)
-            tics += 1
+            tics += 1 if action is None else hold
             if max_steps is not None and tics >= max_steps:
                 cut = not game.is_episode_finished()
                 break

@@ -300,11 +300,15 @@ class Session:
         state = self._game.get_state()
         return {sensor.key: sensor.extract(state) for sensor in self.sensors}
 
-    def act(self, action: Sequence[int], tics: int = 1) -> float:
-        """Hold ``action`` (one 0/1 per :attr:`action_names`) for ``tics`` tics (1 tic = 1/35 s); the reward."""
+    def act(self, action: Sequence[int], tics: int | None = None) -> float:
+        """Hold ``action`` (one 0/1 per :attr:`action_names`) for ``tics`` tics (1 tic = 1/35 s); the reward.
+
+        ``tics`` defaults to ``game.frame_skip``.
+        """
         if len(action) != len(self.action_names):
             raise ValueError(f"action has {len(action)} values, profile has {len(self.action_names)}: {self.action_names}")
-        return float(self._game.make_action([int(a) for a in action], int(tics)))
+        hold = self.settings.game.frame_skip if tics is None else int(tics)
+        return float(self._game.make_action([int(a) for a in action], hold))
 
     def advance(self, tics: int = 1) -> None:
         """Advance ``tics`` tics without acting (spectator mode: the human acts)."""

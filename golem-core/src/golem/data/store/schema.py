@@ -29,6 +29,7 @@ Source = Literal["human", "expert", "recovery", "agent"]
 CORE_ARRAYS: dict[str, tuple[np.dtype[Any], tuple[int | None, ...]]] = {
     "actions": (np.dtype(np.uint8), (None,)),
     "rewards": (np.dtype(np.float32), ()),
+    "tic": (np.dtype(np.int32), ()),
 }
 
 
@@ -163,8 +164,9 @@ def normalise_arrays(
     Rules: every array has the same length ``T >= 1`` on axis 0; ``actions``
     ``[T, A]`` with ``A == len(meta.action_names)`` and values 0/1 (bool, int or
     float 0/1 are cast to uint8); ``rewards`` ``[T]`` (cast to float32; zeros
-    when absent); arrays named by ``rules`` (the registered sensors') have their
-    dtype (float to a float dtype is cast) and fixed step sizes; every sensor in
+    when absent); ``tic`` ``[T]``, optional, the engine tic each step was decided on
+    (integers, increasing; cast to int32; stores without it: one tic per step); arrays
+    named by ``rules`` (the registered sensors') have their dtype (float to a float dtype is cast) and fixed step sizes; every sensor in
     ``meta.sensors`` that ``rules`` knows has its array. Any other key is stored
     as given (numeric dtypes only).
 
@@ -217,6 +219,13 @@ def _cast(name: str, arr: np.ndarray, meta: EpisodeMeta, rules: Mapping[str, Arr
         if arr.ndim != 1:
             raise GolemError(f"'rewards' must be [T], got shape {list(arr.shape)}")
         return arr.astype(np.float32, copy=False)
+    if name == "tic":
+        if arr.ndim != 1 or arr.dtype.kind not in "iu":
+            raise GolemError(f"'tic' must be integer [T] (the engine tic of each step), got {arr.dtype} "
+                             f"{list(arr.shape)}")
+        if arr.size > 1 and (np.diff(arr.astype(np.int64)) < 1).any():
+            raise GolemError("'tic' must increase from step to step")
+        return arr.astype(np.int32, copy=False)
     rule = rules.get(name)
     if rule is None:
         return arr
