@@ -7,8 +7,10 @@ Writes ``bench/results/store.json`` and prints a rich table.
    (frames uint8 [3,64,64], depths/thermals uint8 [1,64,64], audios float16
    [2,N], actions uint8 [8]), copied into one preallocated batch per key, as a
    sampler does. The same (episode, start) draws are read from LMDB
-   (``StoreReader.read_into``) and from numpy arrays held in memory; starts are
-   multiples of ``L`` (the sampler's stride) and, separately, arbitrary.
+   window by window (``StoreReader.read_into``), a whole batch per key in one
+   call (``StoreReader.read_batch``, what training uses) and from numpy arrays
+   held in memory; starts are multiples of ``L`` (the sampler's stride) and,
+   separately, arbitrary.
 2. Memory — for stores of several sizes, a fresh subprocess iterates the whole
    store ``--passes`` times in windows; it reports peak RSS (VmHWM), and the
    peak of anonymous (private heap) RSS. File pages of the memory map count in
@@ -126,9 +128,17 @@ def bench_throughput(args: argparse.Namespace, work: Path) -> dict:
                             for k in KEYS:
                                 r.read_into(batch[k][b], info, k, s)
 
+            batched_plan = [([infos[e] for e, _ in row], [s for _, s in row], [args.L] * len(row)) for row in plan]
+
+            def lmdb_batched() -> None:
+                for eps, starts, lengths in batched_plan:
+                    with store.reader() as r:
+                        for k in KEYS:
+                            r.read_batch(batch[k], eps, starts, lengths, k)
+
             lmdb_reads()  # warm the page cache, as a training epoch after the first would
             timings = {}
-            for name, fn in (("numpy", numpy_reads), ("lmdb", lmdb_reads)):
+            for name, fn in (("numpy", numpy_reads), ("lmdb", lmdb_reads), ("lmdb_batched", lmdb_batched)):
                 best = float("inf")
                 for _ in range(args.repeats):
                     t0 = time.perf_counter()
@@ -139,6 +149,8 @@ def bench_throughput(args: argparse.Namespace, work: Path) -> dict:
                 "numpy_batches_per_s": timings["numpy"],
                 "lmdb_batches_per_s": timings["lmdb"],
                 "ratio": timings["lmdb"] / timings["numpy"],
+                "lmdb_batched_batches_per_s": timings["lmdb_batched"],
+                "batched_ratio": timings["lmdb_batched"] / timings["numpy"],
                 "lmdb_MiB_per_s": timings["lmdb"] * result["batch_bytes"] / 2**20,
             }
     shutil.rmtree(path)
@@ -237,11 +249,13 @@ def main() -> None:
     tmp.replace(args.out)
 
     t = Table(title=f"window reads: B={args.B} L={args.L}, all modalities ({throughput['batch_bytes'] / 2**20:.1f} MiB/batch)")
-    for c in ("starts", "numpy batches/s", "lmdb batches/s", "lmdb/numpy", "lmdb MiB/s"):
+    for c in ("starts", "numpy batches/s", "lmdb per window", "lmdb/numpy", "lmdb read_batch", "read_batch/numpy",
+              "lmdb MiB/s"):
         t.add_column(c, justify="right")
     for key in ("aligned", "unaligned"):
         r = throughput[key]
-        t.add_row(key, f"{r['numpy_batches_per_s']:.1f}", f"{r['lmdb_batches_per_s']:.1f}", f"{r['ratio']:.2f}", f"{r['lmdb_MiB_per_s']:.0f}")
+        t.add_row(key, f"{r['numpy_batches_per_s']:.1f}", f"{r['lmdb_batches_per_s']:.1f}", f"{r['ratio']:.2f}",
+                  f"{r['lmdb_batched_batches_per_s']:.1f}", f"{r['batched_ratio']:.2f}", f"{r['lmdb_MiB_per_s']:.0f}")
     console.print(t)
     m = Table(title=f"reader memory while iterating the whole store x{args.passes} (anon budget {args.budget_mb} MiB)")
     for c in ("store MiB", "steps", "write MiB/s", "peak anon RSS MiB", "VmHWM MiB", "file-backed RSS at end MiB"):

@@ -83,6 +83,34 @@ def test_read_into_batch_rows(store: TrajectoryStore) -> None:
         store.read_into(np.zeros((6, 3, 64, 64), np.float32), eid, "frames", 0)
 
 
+def test_read_batch_fills_every_row_in_one_call(store: TrajectoryStore) -> None:
+    """Windows inside a chunk, across chunks, whole short episodes and padded tails: as read_into row by row."""
+    episodes = [make_episode(T, seed=T) for T in (30, 5, 17)]
+    infos = [store.get(store.write_episode(make_meta(), arrays)) for arrays in episodes]
+    # (episode, start, length) with chunk_steps = 8 and L = 6
+    windows = [(0, 0, 6), (0, 5, 6), (0, 14, 6), (1, 0, 5), (2, 12, 5), (0, 24, 6), (2, 16, 1), (0, 6, 6)]
+    L = 6
+    for key in ("frames", "audios", "actions", "rewards"):
+        arrays = [e[key] for e in episodes]
+        out = np.full((len(windows), L, *arrays[0].shape[1:]), 7, dtype=arrays[0].dtype)
+        with store.reader() as r:
+            r.read_batch(out, [infos[e] for e, _, _ in windows], [s for _, s, _ in windows],
+                         [n for _, _, n in windows], key)
+        for b, (e, s, n) in enumerate(windows):
+            np.testing.assert_array_equal(out[b, :n], arrays[e][s : s + n], err_msg=f"{key} window {b}")
+            np.testing.assert_array_equal(out[b, n:], np.repeat(arrays[e][s + n - 1 : s + n], L - n, axis=0))
+    with store.reader() as r:
+        with pytest.raises(GolemError, match="outside episode"):
+            r.read_batch(np.zeros((1, 6, 3, 64, 64), np.uint8), [infos[1]], [2], [6], "frames")
+        with pytest.raises(GolemError, match="must be"):
+            r.read_batch(np.zeros((1, 6, 3, 64, 64), np.float32), [infos[0]], [0], [6], "frames")
+        with pytest.raises(GolemError, match="no 'tic' array"):
+            r.read_batch(np.zeros((1, 6), np.int32), [infos[0]], [0], [6], "tic")
+        with pytest.raises(GolemError, match="C-contiguous"):
+            r.read_batch(np.zeros((6, 2, 3, 64, 64), np.uint8).swapaxes(0, 1), [infos[0]] * 2, [0, 0], [6, 6],
+                         "frames")
+
+
 def test_view_in_one_chunk_is_zero_copy(store: TrajectoryStore) -> None:
     arrays = make_episode(20, seed=3)
     eid = store.write_episode(make_meta(), arrays)
@@ -179,6 +207,11 @@ def test_verify_detects_missing_and_corrupted_chunks(store: TrajectoryStore, tmp
             r.view(1, "audios", 2 * reopened.chunk_steps, 2 * reopened.chunk_steps + 1)
         with pytest.raises(GolemError, match="is damaged"):
             reopened.read_into(np.zeros((1, 2, 16), np.float16), 1, "audios", 2 * reopened.chunk_steps)
+        with pytest.raises(GolemError, match="is damaged"), reopened.reader() as r:
+            r.read_batch(np.zeros((1, 4, 2, 16), np.float16), [reopened.get(1)], [2 * reopened.chunk_steps - 2],
+                         [4], "audios")
+        with pytest.raises(GolemError, match="missing chunk 1"), reopened.reader() as r:
+            r.read_batch(np.zeros((1, 4, 3, 64, 64), np.uint8), [reopened.get(0)], [6], [4], "frames")
         assert reopened.read(1, "audios", 0, 2 * reopened.chunk_steps).shape[0] == 2 * reopened.chunk_steps  # whole chunks read
 
 

@@ -417,23 +417,16 @@ class SequenceDataset:
         raw = {name: t.numpy() for name, t in host.items()}
         actions = host_actions.numpy()
         episodes, starts, lengths = rows["episode"].tolist(), rows["start"].tolist(), rows["length"].tolist()
-        spans = np.ones((B, L), dtype=np.float32)
-        tics = np.empty(L + 1, dtype=np.int32)
+        infos = [self.episodes[eid] for eid in episodes]
+        mask_np = np.arange(L)[None, :] < rows["length"][:, None]  # [B, L] recorded steps
         with self.store.reader() as reader:
-            for b, (eid, start, n) in enumerate(zip(episodes, starts, lengths)):
-                info = self.episodes[eid]
-                if "tic" in info.arrays:  # the engine's clock: tics since the previous step
-                    first = max(start - 1, 0)
-                    got = reader.read_into(tics[: start + n - first], info, "tic", first)
-                    spans[b, 1 - (start - first) : n] = np.diff(got)  # an episode's first step: 1
-                reader.read_into(actions[b, :n], info, "actions", start)
-                for sensor in self.sensors:
-                    reader.read_into(raw[sensor.name][b, :n], info, sensor.key, start)
-                if n < L:  # an episode's last window: repeat its last step (inputs stay in distribution)
-                    actions[b, n:] = actions[b, n - 1]
-                    for sensor in self.sensors:
-                        raw[sensor.name][b, n:] = raw[sensor.name][b, n - 1]
-        mask = torch.from_numpy(np.arange(L)[None, :] < rows["length"][:, None])
+            # One call per array fills the whole batch; an episode's last window repeats its last step
+            # over the padding (inputs stay in distribution).
+            reader.read_batch(actions, infos, starts, lengths, "actions")
+            for sensor in self.sensors:
+                reader.read_batch(raw[sensor.name], infos, starts, lengths, sensor.key)
+            spans = self._timespans(reader, infos, rows, mask_np)
+        mask = torch.from_numpy(mask_np)
         mirrored = rows["mirrored"]
         if mirrored.any():
             for sensor in self.sensors:
@@ -449,6 +442,25 @@ class SequenceDataset:
             timespans = None if timespans is None else timespans.to(dev)
         inputs = {s.name: s.to_network(host[s.name]) for s in self.sensors}
         return Batch(inputs, host_actions.float(), is_first, mask, timespans)
+
+    def _timespans(self, reader: Any, infos: Sequence[EpisodeInfo], rows: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """float32 ``[B, L]``: engine tics since each step's previous one (1 at an episode's start, on padding,
+        and for episodes recorded before the store kept the ``tic`` array)."""
+        B, L = mask.shape
+        spans = np.ones((B, L), dtype=np.float32)
+        timed = [b for b, info in enumerate(infos) if "tic" in info.arrays]
+        if not timed:
+            return spans
+        starts, lengths = rows["start"][timed], rows["length"][timed]
+        inside = starts > 0  # such windows also read the step before them
+        tics = np.empty((len(timed), L + 1), dtype=np.int32)
+        reader.read_batch(tics, [infos[b] for b in timed], (starts - inside).tolist(), (lengths + inside).tolist(),
+                          "tic")
+        deltas = np.diff(tics, axis=1).astype(np.float32)  # [b, L]
+        got = np.where(inside[:, None], deltas, np.concatenate([np.ones((len(timed), 1), np.float32),
+                                                                 deltas[:, :-1]], axis=1))
+        spans[timed] = np.where(mask[timed], got, 1.0)
+        return spans
 
     @property
     def steps(self) -> int:

@@ -19,7 +19,7 @@ import json
 import struct
 import sys
 import zlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -171,6 +171,80 @@ class StoreReader:
             flat = np.frombuffer(buf, dtype=dtype, count=(e - s) * items, offset=offset)
             out[s - start : e - start] = flat.reshape(e - s, *step_shape)
             s = e
+        return out
+
+    def read_batch(
+        self, out: np.ndarray, episodes: Sequence[EpisodeInfo], starts: Sequence[int], lengths: Sequence[int],
+        key: str,
+    ) -> np.ndarray:
+        """Fill a whole batch of windows of array ``key`` in one call.
+
+        Row ``b`` of ``out`` (``[B, L, *step_shape]``, C-contiguous, stored dtype)
+        receives steps ``[starts[b], starts[b] + lengths[b])`` of ``episodes[b]``;
+        its steps from ``lengths[b]`` to ``L`` repeat the window's last step (the
+        padding of an episode's short last window). Each chunk the batch touches
+        is fetched from the memory map once and CRC-checked the first time this
+        store object reads it; the copies are byte slices, with the per-array
+        checks done once per episode rather than once per window. Returns ``out``.
+
+        Raises:
+            GolemError: a window outside its episode, an array an episode lacks, a
+                damaged or short chunk, or an ``out`` of the wrong shape or dtype.
+        """
+        B = len(episodes)
+        if out.ndim < 2 or out.shape[0] != B or len(starts) != B or len(lengths) != B:
+            raise GolemError(f"read_batch: {B} episodes, {len(starts)} starts and {len(lengths)} lengths "
+                             f"for an output of shape {list(out.shape)}")
+        if not out.flags.c_contiguous:
+            raise GolemError("read_batch: the output batch must be C-contiguous")
+        L = out.shape[1]
+        if B == 0 or L == 0:
+            return out
+        raw = out.view(np.uint8).reshape(B, -1)  # each row: L steps of bytes
+        get, db, pack = self._txn.get, self._store._chunks, _CI.pack
+        verified, check, layout = self._store._verified, self._store._check_chunk, self._store._layout
+        chunks: dict[tuple[int, int], np.ndarray] = {}  # chunks this batch has fetched, as bytes
+        checked: dict[int, tuple[bytes, int]] = {}  # episode id → (chunk prefix, bytes per step), layout checked
+        for b in range(B):
+            info, start, n = episodes[b], int(starts[b]), int(lengths[b])
+            known = checked.get(info.id)
+            if known is None:
+                prefix, dtype, _, step_bytes, step_shape = layout(info, key)
+                if out.dtype != dtype or out.shape[2:] != step_shape:
+                    raise GolemError(
+                        f"output for {key!r} must be [B, L, {', '.join(map(str, step_shape))}] {dtype}, "
+                        f"got {list(out.shape)} {out.dtype}"
+                    )
+                known = checked[info.id] = (prefix, step_bytes)
+            prefix, step_bytes = known
+            stop = start + n
+            if not 0 <= start < stop <= info.meta.length or n > L:
+                raise GolemError(f"window [{start}, {stop}) of {key!r} is outside episode {info.id} "
+                                 f"(0..{info.length}) or longer than the batch's {L} steps")
+            cs = info.chunk_steps
+            row = raw[b]
+            s, pos = start, 0
+            while s < stop:
+                index = s // cs
+                first = index * cs
+                e = min(stop, first + cs)
+                src = chunks.get((info.id, index))
+                if src is None:
+                    buf = get(prefix + pack(index), db=db)
+                    if buf is None:
+                        raise GolemError(f"episode {info.id} is missing chunk {index} of {key!r}; "
+                                         "run `golem data verify`")
+                    if (info.id, key, index) not in verified:
+                        check(info, key, index, buf)
+                    src = chunks[(info.id, index)] = np.frombuffer(buf, dtype=np.uint8)
+                a, z = (s - first) * step_bytes, (e - first) * step_bytes
+                if z > src.shape[0]:
+                    raise GolemError("a chunk is shorter than its episode says; run `golem data verify`")
+                row[pos:pos + z - a] = src[a:z]
+                pos += z - a
+                s = e
+            if n < L:  # repeat the last step over the padding
+                out[b, n:] = out[b, n - 1]
         return out
 
     @staticmethod
