@@ -247,6 +247,37 @@ def record_runs(settings: GolemSettings, registry: Registry, episodes: int, max_
     return {"episodes": episodes, "max_steps": max_steps, "samples": samples}
 
 
+def profile_record(settings: GolemSettings, registry: Registry, episodes: int, max_steps: int,
+                   top: int = 15) -> dict[str, Any]:
+    """Where one worker's ``record()`` spends its time: cProfile of the calling thread, top functions by own time.
+
+    The sensors' helper thread and the engine process are not in this profile
+    (cProfile follows one thread); their share is the difference between wall
+    time and the profiled total.
+    """
+    import cProfile
+    import pstats
+
+    plan = RecordPlan(demonstrator="expert", expert=SCENARIO, episodes=episodes, workers=1, max_steps=max_steps)
+    with tempfile.TemporaryDirectory(prefix="golem-bench-") as tmp, \
+            TrajectoryStore.open_or_create(Path(tmp) / "profiled") as store:
+        profiler = cProfile.Profile()
+        started = time.perf_counter()
+        profiler.enable()
+        ids = record(settings, registry, plan, store, SCENARIO)
+        profiler.disable()
+        wall = time.perf_counter() - started
+        frames = sum(info.meta.length for info in store.episodes() if info.id in ids)
+    stats = pstats.Stats(profiler)
+    rows = []
+    for (file, line, name), (_, calls, own, cumulative, _) in stats.stats.items():  # type: ignore[attr-defined]
+        rows.append({"function": f"{Path(file).name}:{line}({name})", "calls": calls, "own_s": round(own, 4),
+                     "cumulative_s": round(cumulative, 4), "own_us_per_tic": round(1e6 * own / max(frames, 1), 1)})
+    rows.sort(key=lambda r: r["own_s"], reverse=True)
+    return {"frames": frames, "wall_s": round(wall, 3), "us_per_tic": round(1e6 * wall / max(frames, 1), 1),
+            "top": rows[:top]}
+
+
 def summarise(samples: dict[str, list[float]]) -> dict[str, dict[str, float]]:
     """Median, min and max of each sample list."""
     return {name: {"median": statistics.median(v), "min": min(v), "max": max(v)} for name, v in samples.items()}
@@ -287,11 +318,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-steps", type=int, default=400, help="tics per episode in record() runs")
     parser.add_argument("--record-repeats", type=int, default=3, help="interleaved record() repetitions")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--profile-only", action="store_true", help="only profile one worker's record() and print it")
     parser.add_argument("--out", type=Path, default=RESULTS, help="JSON results file")
     args = parser.parse_args(argv)
     configure_logging(level="warning")
     settings = bench_settings()
     registry = load_plugins().registry
+    if args.profile_only:
+        prof = profile_record(settings, registry, args.episodes, args.max_steps)
+        print(json.dumps(prof, indent=1))
+        return 0
     started = time.perf_counter()
     loop = loops(settings, registry, args.tics, args.repeats, args.seed)
     loop["summary"] = summarise(loop["samples"])
@@ -304,6 +340,7 @@ def main(argv: list[str] | None = None) -> int:
         "cpus": os.cpu_count(), "load_average": os.getloadavg(), "python": platform.python_version(),
         "seconds": round(time.perf_counter() - started, 1), "target": {"record_over_raw": 0.9},
         "loops": loop, "record": rec,
+        "profile": profile_record(settings, registry, args.episodes, args.max_steps),
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2))
