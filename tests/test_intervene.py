@@ -149,6 +149,7 @@ def test_a_take_over_becomes_one_recovery_episode_of_l_plus_k_steps(xvfb: str, m
     # every installed sensor is recorded, not only the model's visual one
     assert {"frames", "depths", "thermals", "audios"} <= set(arrays) and all(len(v) == info.length for v in arrays.values())
     assert read_metadata(model)["spec"]["sensors"] == ["visual"]
+    assert (np.diff(arrays["tic"]) >= 1).all()  # the engine's clock, for the CfC's time spans
 
 
 def test_no_display_is_one_line(golem_cli, model_root: Path) -> None:

@@ -67,5 +67,6 @@ def test_basic_expert_is_learned(golem_cli, tmp_path: Path) -> None:
     assert last["train_loss"] < 0.5 * first["train_loss"], [h["train_loss"] for h in history]
     assert last["validation"]["loss"] < 0.5 * first["validation"]["loss"], [h["validation"]["loss"] for h in history]
     assert val["exact_match"] >= 0.7, val["exact_match"]
+    assert val["loss"] < 0.5 * val["constant_loss"], (val["loss"], val["constant_loss"])  # far below rates-only
     print(f"F1 (model, constant predictor): {report}; exact match {val['exact_match']:.3f}; "
           f"train loss {first['train_loss']:.4f} → {last['train_loss']:.4f}; {out['seconds']:.0f} s")

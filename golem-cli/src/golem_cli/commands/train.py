@@ -78,7 +78,7 @@ def _report(out, result: TrainResult) -> None:
         out.print("[yellow]no validation episodes (training.validation_split or too few episodes)[/yellow]")
     else:
         title = f"Validation: {val.steps} steps, each once, state carried"
-        caption = f"exact match {val.exact_match:.3f}   loss {val.loss:.4f}"
+        caption = f"exact match {val.exact_match:.3f}   loss {val.loss:.4f} (rates only {val.constant_loss:.4f})"
         out.print(action_scores(title, val.actions, caption, support="pressed"))
     last = result.history[-1] if result.history else None
     if last is not None:

@@ -93,8 +93,8 @@ class InterventionRecorder(Observer):
         context: ``L``, the autonomous tics kept before a take-over.
         retroactive: ``first-action`` or ``none``.
         on_segment: called with ``(arrays, start_tic, context_tics)`` for each finished take-over:
-            ``arrays`` holds ``actions`` uint8 ``[T, A]``, ``rewards`` float32 ``[T]`` and one
-            ``[T, *shape]`` array per sensor key.
+            ``arrays`` holds ``actions`` uint8 ``[T, A]``, ``rewards`` float32 ``[T]``, ``tic``
+            int32 ``[T]`` (the engine tic of each step) and one ``[T, *shape]`` array per sensor key.
     """
 
     def __init__(
@@ -121,6 +121,9 @@ class InterventionRecorder(Observer):
 
     def before_tic(self, state: Any) -> None:
         self._observed = {s.key: s.extract(state) for s in self.sensors}
+        tic = getattr(state, "tic", None)
+        if tic is not None:  # the engine's clock: in real time a slow tic shows as a longer span
+            self._observed["tic"] = np.asarray(tic, dtype=np.int32)
 
     def after_tic(self, tic: Tic) -> None:
         step = (self._observed, list(tic.executed), float(tic.reward))

@@ -43,12 +43,16 @@ class Validation:
         steps: validation steps scored.
         probabilities: float32 ``[steps, A]`` of every scored step (kept for threshold calibration; not serialised).
         targets: uint8 ``[steps, A]``, the recorded buttons of those steps.
+        constant_loss: the same loss for a predictor that knows only how often each button is
+            pressed in these episodes and says so at every step (the rates-only baseline: a model
+            that learned nothing from its sensors scores about this); ``nan`` without steps.
     """
 
     loss: float
     exact_match: float
     actions: dict[str, ActionScore]
     steps: int
+    constant_loss: float = float("nan")
     probabilities: np.ndarray | None = field(default=None, repr=False, compare=False)
     targets: np.ndarray | None = field(default=None, repr=False, compare=False)
 
@@ -57,6 +61,7 @@ class Validation:
             "loss": self.loss,
             "exact_match": self.exact_match,
             "steps": self.steps,
+            "constant_loss": self.constant_loss,
             "actions": {name: asdict(score) for name, score in self.actions.items()},
         }
 
@@ -158,14 +163,27 @@ def validate(
         kept_p.append(probs)
         kept_y.append(labels.astype(np.uint8))
     model.train(was_training)
+    targets = np.concatenate(kept_y) if kept_y else np.zeros((0, A), np.uint8)
     return Validation(
         loss=loss_sum / loss_n if loss_n else float("nan"),
         exact_match=tally.exact_match,
         actions=tally.scores(dataset.action_names),
         steps=tally.steps,
         probabilities=np.concatenate(kept_p) if kept_p else np.zeros((0, A), np.float32),
-        targets=np.concatenate(kept_y) if kept_y else np.zeros((0, A), np.uint8),
+        targets=targets,
+        constant_loss=constant_loss(loss_fn, targets, device),
     )
+
+
+def constant_loss(loss_fn: nn.Module, targets: np.ndarray, device: torch.device | str = "cpu") -> float:
+    """``loss_fn`` of the rates-only predictor on ``targets`` (uint8 ``[N, A]``): every step, each button's
+    press rate over these steps (clipped to 1e-4…1 − 1e-4); ``nan`` for no steps."""
+    if targets.shape[0] == 0:
+        return float("nan")
+    y = torch.from_numpy(targets.astype(np.float32)).to(device).unsqueeze(0)  # [1, N, A]
+    rates = y.mean(dim=1, keepdim=True).clamp(1e-4, 1 - 1e-4)
+    with torch.no_grad():
+        return float(loss_fn(torch.logit(rates).expand_as(y).contiguous(), y))
 
 
 #: Candidate press thresholds for calibration: 0.05, 0.10, …, 0.95.
