@@ -260,8 +260,8 @@ def test_summary_and_models_list(ws: Workspace):
     assert summary["standardiser"] == 2 * (256 + 128)  # BatchNorm1d over visual + thermal features: scale, shift
     assert summary["total"] == cortices + summary["standardiser"] + summary["core"] + summary["head"] > 0
     assert "Conv2d" in summary["table"] and "Total params" in summary["table"]
-    # the recurrent cell, run once per step, is shown once with its repeat count, not 2·T rows
-    assert summary["table"].count("CfCCell") == 1 and "repeat" in summary["table"]
+    # the fast CfC core runs all steps in one call: one row with its parameters, not one per step
+    assert summary["table"].count("CfCCore") == 1 and f"{summary['core']:,}" in summary["table"]
     from_file = summarize(ws.settings(), load_plugins().registry, ws.thermal_model, steps=2)
     assert from_file.source == str(ws.thermal_model) and from_file.total == summary["total"]
     assert [s.name for s in from_file.sensors] == ["visual", "thermal"]  # the checkpoint's, not the settings'
@@ -284,6 +284,19 @@ def test_summary_and_models_list(ws: Workspace):
     assert "corrupt" in bad["error"]
     table = ws.invoke("models", "list")
     assert "focal" in table and "unreadable" in table and "20260102T030405Z-cfc.safetensors" in table
+
+
+def test_collapse_repeats_shows_a_per_step_block_once():
+    """A cell called once per step (the ncps reference loop, a plugin's core) is listed once with its count."""
+    from golem.diagnostics.summary import collapse_repeats
+
+    rows = ["DoomNet", "├─CfCCore: 1-3"]
+    for t in range(5):
+        rows += [f"│    └─CfCCell: 2-{2 * t + 1}", f"│    │    └─Linear: 3-{t + 1}"]
+    rows += ["├─Linear: 1-4"]
+    out = collapse_repeats("\n".join(rows)).splitlines()
+    assert out.count("│    └─CfCCell: 2-1") == 1 and sum("CfCCell" in line for line in out) == 1
+    assert any("the 2 row(s) above repeat 5× in all" in line for line in out) and out[-1] == "├─Linear: 1-4"
 
 
 # --- bad input: one line, non-zero exit ---------------------------------------
