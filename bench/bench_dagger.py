@@ -62,7 +62,7 @@ def evaluate(root: Path, scenario: str, episodes: int, workers: int) -> dict[str
 
 
 def run(scenario: str, base: int, rounds: int, per_round: int, updates: int, eval_episodes: int,
-        workers: int, base_updates: int | None = None) -> dict[str, Any]:
+        workers: int, base_updates: int | None = None, dagger_args: tuple[str, ...] = ()) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix=f"golem-dagger-{scenario}-"))
     try:
         bc, dg = work / "bc", work / "dagger"
@@ -82,12 +82,14 @@ def run(scenario: str, base: int, rounds: int, per_round: int, updates: int, eva
         report = json.loads(golem("run", "dagger", "--expert", scenario, "--rounds", str(rounds),
                                   "--episodes-per-round", str(per_round), "--updates", str(updates),
                                   "--workers", str(workers),
-                                  "--eval-episodes", "0", "--set", f"data.root={dg}", "--json", cwd=work))
+                                  "--eval-episodes", "0", *dagger_args, "--set", f"data.root={dg}", "--json",
+                                  cwd=work))
         dagger_minutes = (time.perf_counter() - t0) / 60
         return {
             "scenario": scenario,
             "measured": datetime.now(UTC).isoformat(timespec="seconds"),
             "base_episodes": base, "rounds": rounds, "per_round": per_round, "updates_per_round": updates,
+            "dagger_args": list(dagger_args),
             "eval_episodes": eval_episodes,
             "frames": {"bc": frames(bc), "dagger": frames(dg)},
             "minutes": {"base": round(base_minutes, 1), "bc": round(bc_minutes, 1), "dagger": round(dagger_minutes, 1)},
@@ -124,6 +126,10 @@ def main() -> int:
     parser.add_argument("--base-updates", type=int, default=None, help="optimiser steps of the base model (default: training defaults)")
     parser.add_argument("--updates", type=int, default=300, help="optimiser steps per round (BC: rounds × this)")
     parser.add_argument("--eval-episodes", type=int, default=50)
+    parser.add_argument("--beta", default=None, help="DAgger's β schedule (default: golem run dagger's)")
+    parser.add_argument("--beta-param", type=float, default=None)
+    parser.add_argument("--dagger-set", action="append", default=[], metavar="KEY=VALUE",
+                        help="a setting for the DAgger arm's rounds, e.g. training.recovery_ratio=0.5")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--table", action="store_true")
@@ -131,7 +137,10 @@ def main() -> int:
     results: dict[str, Any] = json.loads(args.out.read_text()) if args.out.is_file() else {}
     if not args.table:
         results[args.scenario] = run(args.scenario, args.base, args.rounds, args.per_round, args.updates,
-                                     args.eval_episodes, args.workers, args.base_updates)
+                                     args.eval_episodes, args.workers, args.base_updates,
+                                     tuple(a for s in args.dagger_set for a in ("--set", s))
+                                     + (("--beta", args.beta) if args.beta else ())
+                                     + (("--beta-param", str(args.beta_param)) if args.beta_param else ()))
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(results, indent=2) + "\n")
     print(table(results))

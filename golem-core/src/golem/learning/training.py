@@ -376,7 +376,10 @@ def train(
         local_B = B // ranks.world  # this rank's streams
         net: nn.Module = model
         if ranks.world > 1:
-            net = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+            try:  # broadcasts rank 0's weights: the first exchange with the other ranks
+                net = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+            except RuntimeError as exc:
+                raise peer_failure(exc, ranks) from None
             data["processes"] = ranks.world
         per_epoch = len(sampler) if hasattr(sampler, "__len__") else 0
         if cfg.updates:
