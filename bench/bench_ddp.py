@@ -16,23 +16,15 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from console import golem  # bench/ is on the path when a benchmark runs as a script
+
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "ddp.json"
-
-
-def golem(*args: str) -> str:
-    exe = Path(sys.executable).with_name("golem")
-    proc = subprocess.run([str(exe), "--log-level", "warning", *args], capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise SystemExit(f"golem {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
-    return proc.stdout
 
 
 def run(root: Path, nproc: int, updates: int, length: int) -> dict[str, Any]:

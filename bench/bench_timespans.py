@@ -22,27 +22,19 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import subprocess
-import sys
 import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from console import golem  # bench/ is on the path when a benchmark runs as a script
+
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "timespans.json"
 EPISODES = {"basic": 40, "health_gathering": 15, "defend_the_center": 60, "take_cover": 15}
 DEFAULT_SCENARIOS = ("health_gathering", "take_cover")
 SKIPS = (1, 2, 4)
-
-
-def golem(*args: str, cwd: Path) -> str:
-    exe = Path(sys.executable).with_name("golem")
-    proc = subprocess.run([str(exe), "--log-level", "warning", *args], cwd=cwd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise SystemExit(f"golem {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
-    return proc.stdout
 
 
 def evaluate(root: Path, scenario: str, episodes: int, workers: int, skip: int, spans: str,

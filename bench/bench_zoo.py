@@ -17,13 +17,13 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import subprocess
-import sys
 import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from console import golem  # bench/ is on the path when a benchmark runs as a script
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "zoo.json"
@@ -50,14 +50,6 @@ MEASURES = {
 }
 
 
-def golem(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    exe = Path(sys.executable).with_name("golem")
-    proc = subprocess.run([str(exe), "--log-level", "warning", *args], cwd=cwd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise SystemExit(f"golem {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
-    return proc
-
-
 def run_one(scenario: str, model: str, episodes: int, eval_episodes: int, workers: int, extra: list[str]) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix=f"golem-zoo-{scenario}-"))
     sets = [a for s in extra for a in ("--set", s)]
@@ -71,7 +63,7 @@ def run_one(scenario: str, model: str, episodes: int, eval_episodes: int, worker
         t0 = time.perf_counter()
         out = golem("run", "train", *with_model, *root, *sets, "--json", cwd=work)
         t_train = time.perf_counter() - t0
-        trained = json.loads(out.stdout)
+        trained = json.loads(out)
         t0 = time.perf_counter()
         board_path = work / "board.json"
         golem("run", "evaluate", *root, "--episodes", str(eval_episodes), "--workers", str(workers),
