@@ -8,9 +8,15 @@ from typing import Annotated, Optional
 
 import typer
 
-from golem.errors import GolemError
 from golem.learning.device import select_device
-from golem.learning.distributed import Ranks, backend_for, close_group, init_from_environment, spawn_ranks
+from golem.learning.distributed import (
+    Ranks,
+    backend_for,
+    check_divisible,
+    close_group,
+    init_from_environment,
+    spawn_ranks,
+)
 from golem.learning.training import TrainPlan, TrainResult, train, train_rank
 from golem_cli.tables import action_scores
 from golem_cli.progress import TrainingView
@@ -41,11 +47,7 @@ def train_command(
     settings = st.resolve(plugin=plugin, set_=set_, flags=flags).settings
     plan = TrainPlan(module=module, include_recovery=include_recovery, resume=resume, store=store)
     timeout = settings.training.peer_timeout
-    if nproc > 1 and settings.training.batch_size % nproc:
-        raise GolemError(
-            f"training.batch_size {settings.training.batch_size} does not split over {nproc} processes "
-            f"(--nproc); use a multiple of {nproc}"
-        )
+    check_divisible(settings.training.batch_size, Ranks(0, nproc))  # before any process starts
     with ExitStack() as stack:
         if nproc > 1:
             device = select_device(settings.training.device)

@@ -74,8 +74,8 @@ def check_divisible(batch_size: int, ranks: Ranks) -> None:
     """One-line error unless the ``batch_size`` streams split evenly over the ranks."""
     if ranks.world > 1 and batch_size % ranks.world:
         raise GolemError(
-            f"{batch_size} streams do not split over {ranks.world} processes; set training.batch_size to a "
-            f"multiple of {ranks.world}"
+            f"training.batch_size {batch_size} does not split over {ranks.world} processes (--nproc); "
+            f"use a multiple of {ranks.world}"
         )
 
 
