@@ -65,8 +65,13 @@ def test_model_contract(name: str, sensors: list[str]):
 
 @pytest.mark.engine
 @pytest.mark.parametrize("name", _names("experts"))
-def test_expert_contract(name: str):
-    assert_expert_contract(REGISTRY.get("experts", name).obj, tics=32)
+def test_expert_contract(name: str, tmp_path):
+    cls = REGISTRY.get("experts", name).obj
+    scenario = None
+    if getattr(cls, "procedural", False):  # plays generated maps: give it one (phase 2: doors, stairs, monsters)
+        generator = REGISTRY.get("map_generators", "builtin").obj(load_settings(environ={}).settings)
+        scenario = str(generator.build(generator.sample(2, 0).as_dict(), 0, tmp_path / "map.wad").config)
+    assert_expert_contract(cls, tics=32, scenario=scenario)
 
 
 @pytest.mark.engine

@@ -29,3 +29,12 @@ DeviceOpt = Annotated[
     Optional[str],
     typer.Option("--device", help="auto (CUDA, then MPS, then CPU), cpu, cuda or mps (training.device)."),
 ]
+ProcgenPhaseOpt = Annotated[
+    Optional[int],
+    typer.Option("--procgen-phase", help="Play generated maps of this curriculum phase (1, 2, 3) instead of one scenario; "
+                 "one episode per map (golem-procgen).", metavar="P"),
+]
+MapsOpt = Annotated[int, typer.Option("--maps", min=1, help="Generated maps to play with --procgen-phase.")]
+GeneratorOpt = Annotated[
+    str, typer.Option("--generator", help="Map generator for --procgen-phase (see `golem plugins list`).")
+]

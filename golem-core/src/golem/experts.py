@@ -42,6 +42,11 @@ class Expert(ABC):
         self.action_names = tuple(action_names)
         self.index = {a: i for i, a in enumerate(self.action_names)}
 
+    @classmethod
+    def plays(cls, scenario: str) -> bool:
+        """Whether this expert plays ``scenario`` (a name or a path); default: it is one of :attr:`scenarios`."""
+        return scenario in cls.scenarios
+
     def configure(self, game: Any) -> None:
         """Switch on the privileged state this expert reads (before ``init()``)."""
 

@@ -11,11 +11,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 from rich.table import Table
 
 from golem.runtime.rollout import EpisodeResult
-from golem.diagnostics.evaluation import EVAL_START_SEED, EvalPlan, Scoreboard, evaluate, expert_for
+from golem.diagnostics.evaluation import EVAL_START_SEED, EvalPlan, Scoreboard, evaluate, evaluate_maps, expert_for
+from golem.errors import GolemError
+from golem.runtime.generated import generated_maps
 from golem.runtime.scenarios import resolve_scenario
 from golem_cli.progress import LineProgress
 from golem_cli.commands.play import resolve_player
-from golem_cli.options import JsonOpt, PluginOpt, SetOpt
+from golem_cli.options import GeneratorOpt, JsonOpt, MapsOpt, PluginOpt, ProcgenPhaseOpt, SetOpt
 from golem_cli.state import state
 
 
@@ -63,6 +65,9 @@ def evaluate_command(
     frame_skip: Annotated[Optional[int], typer.Option("--frame-skip", min=1, max=35, help="Tics each decision holds its buttons (game.frame_skip); the model integrates them unless game.timespans=unit.")] = None,
     baselines: Annotated[bool, typer.Option("--baselines/--no-baselines", help="Also play the random policy and the expert (--no-baselines: the model alone, no shares).")] = True,
     out: Annotated[Optional[list[Path]], typer.Option("--out", "-o", help="Write per-episode results to .json (with the summary) or .csv. Repeatable.", metavar="PATH")] = None,
+    procgen_phase: ProcgenPhaseOpt = None,
+    maps: MapsOpt = 10,
+    generator: GeneratorOpt = "builtin",
     json_: JsonOpt = False,
     plugin: PluginOpt = None,
     set_: SetOpt = None,
@@ -70,7 +75,9 @@ def evaluate_command(
     """Judge the model against the random policy and the scenario's scripted expert on the same seeds.
 
     Shares of the expert's mean return: normalised = (model − random) / (expert − random)
-    (0 = random, 1 = expert) and raw = model / expert.
+    (0 = random, 1 = expert) and raw = model / expert. With --procgen-phase P every policy plays one
+    episode on each of --maps generated maps of phase P, built from --seed on (unseen by training
+    maps, which start at seed 0); "goal reached" is the share of maps whose exit it reached.
     """
     st = state(ctx)
     for target in out or []:
@@ -79,6 +86,13 @@ def evaluate_command(
     resolved = st.resolve(plugin=plugin, set_=set_, flags={"game.scenario": scenario, "game.frame_skip": frame_skip})
     registry = st.host.registry
     path, _, scenario_name, threshold, settings = resolve_player(resolved, model, registry)
+    made = []
+    if procgen_phase is not None:
+        if scenario is not None:
+            raise GolemError("--procgen-phase plays generated maps: leave out --scenario")
+        made = generated_maps(settings, registry, procgen_phase, maps, seed, generator)
+        scenario_name = made[0].scenario
+        episodes = len(made)
     resolve_scenario(scenario_name, settings.game.doom_map)  # unknown names fail before any worker starts
     expert = expert_for(registry, scenario_name)
     plan = EvalPlan(
@@ -96,7 +110,11 @@ def evaluate_command(
         def on_episode(result: EpisodeResult) -> None:
             progress.update(task, advance=1)
 
-        board = evaluate(settings, registry, plan, on_episode=on_episode)
+        if made:
+            label = f"procgen phase {procgen_phase} ({generator}, {len(made)} maps)"
+            board = evaluate_maps(settings, registry, plan, [(m.scenario, m.seed) for m in made], label, on_episode)
+        else:
+            board = evaluate(settings, registry, plan, on_episode=on_episode)
     written = [board.write(target) for target in out or []]
     summary = board.summary()
     if json_:

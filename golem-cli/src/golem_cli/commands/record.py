@@ -8,13 +8,16 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
 from golem.errors import GolemError
-from golem.data.recording import Episode, RecordPlan, continuing_seeds, record, require_sensors, resolve_expert
+from golem.data.recording import (
+    Episode, RecordPlan, continuing_seeds, expert_plays, record, require_sensors, resolve_expert,
+)
+from golem.runtime.generated import generated_maps
 from golem.runtime.scenarios import resolve_scenario
 from golem.selection import check_selected
 from golem.runtime.session import check_display
 from golem.data.store import TrajectoryStore
 from golem_cli.progress import LineProgress
-from golem_cli.options import PluginOpt, SetOpt, StoreOpt
+from golem_cli.options import GeneratorOpt, MapsOpt, PluginOpt, ProcgenPhaseOpt, SetOpt, StoreOpt
 from golem_cli.state import state
 
 
@@ -28,11 +31,18 @@ def record_command(
     seed: Annotated[Optional[int], typer.Option("--seed", min=0, help="Seed of the first episode; episode i uses seed+i.")] = None,
     tag: Annotated[Optional[list[str]], typer.Option("--tag", help="Label stored with each episode. Repeatable.")] = None,
     max_steps: Annotated[Optional[int], typer.Option("--max-steps", min=1, help="Cut episodes after this many tics.")] = None,
+    procgen_phase: ProcgenPhaseOpt = None,
+    maps: MapsOpt = 10,
+    generator: GeneratorOpt = "builtin",
     store: StoreOpt = None,
     plugin: PluginOpt = None,
     set_: SetOpt = None,
 ) -> None:
-    """Record demonstrations into the trajectory store. Ctrl-C keeps every completed episode."""
+    """Record demonstrations into the trajectory store. Ctrl-C keeps every completed episode.
+
+    With --procgen-phase P the expert plays one episode on each of --maps generated maps of phase P
+    (seeds from --seed, default 0; maps are built once under <data.root>/maps/).
+    """
     st = state(ctx)
     if (expert is None) == (not human):
         raise GolemError("choose exactly one demonstrator: --expert NAME or --human")
@@ -42,6 +52,11 @@ def record_command(
     check_selected(settings, registry, ["sensors"])
     require_sensors(settings)
     scenario_given = "game.scenario" in resolved.sources
+    if procgen_phase is not None:
+        if expert is None or scenario_given:
+            raise GolemError("--procgen-phase records an expert on generated maps: use it with --expert and without --scenario")
+        _record_maps(st, settings, registry, expert, procgen_phase, maps, generator, seed or 0, tag, max_steps, store)
+        return
     if expert is not None:
         _, scenario_name = resolve_expert(settings, registry, expert, scenario_given)
     else:
@@ -87,4 +102,48 @@ def record_command(
     mean = sum(returns) / len(returns)
     st.out.print(
         f"recorded {len(ids)} episode(s), {frames} frames, mean return {mean:.2f} → {path} (ids {ids[0]}–{ids[-1]})"
+    )
+
+
+def _record_maps(
+    st, settings, registry, expert: str, phase: int, count: int, generator: str, first_seed: int,
+    tag: list[str] | None, max_steps: int | None, store,
+) -> None:
+    """One episode of ``expert`` on each of ``count`` generated maps of ``phase`` (map seeds from ``first_seed``)."""
+    cls = registry.get("experts", expert).obj
+    made = generated_maps(settings, registry, phase, count, first_seed, generator)
+    strangers = [m.scenario for m in made if not expert_plays(cls, m.scenario)]
+    if strangers:
+        raise GolemError(f"expert {expert!r} does not play generated maps such as {strangers[0]}; use --expert explorer")
+    path = store if store is not None else settings.store_path()
+    frames, returns, exits, ids = 0, [], 0, []
+    progress = LineProgress(
+        TextColumn("[bold]recording[/bold] {task.fields[what]}"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("exits {task.fields[exits]}  mean return {task.fields[mean]:>6.2f}"), TimeElapsedColumn(),
+        console=st.err,
+    )
+    tags = [*(tag or []), f"procgen-phase{phase}", f"generator:{generator}"]
+    with TrajectoryStore.open_or_create(path) as opened, progress:
+        task = progress.add_task("record", total=len(made), what=f"{expert} on phase-{phase} maps", exits=0, mean=0.0)
+        try:
+            for item in made:
+                plan = RecordPlan(demonstrator="expert", expert=expert, episodes=1, workers=1, tags=tags,
+                                  max_steps=max_steps, seeds=[item.seed])
+
+                def on_episode(eid: int, episode: Episode) -> None:
+                    nonlocal frames, exits
+                    frames += episode.meta.length
+                    returns.append(episode.meta.total_return)
+                    exits += int(episode.counters.get("exited", 0.0) > 0)
+
+                ids += record(settings, registry, plan, opened, item.scenario, on_episode=on_episode)
+                progress.update(task, advance=1, exits=exits, mean=sum(returns) / len(returns))
+        except KeyboardInterrupt:
+            st.err.print(f"[yellow]interrupted: {len(ids)} completed episode(s) kept in {path}[/yellow]")
+            raise typer.Exit(130) from None
+    mean = sum(returns) / len(returns)
+    st.out.print(
+        f"recorded {len(ids)} episode(s) on {len(made)} phase-{phase} map(s), {exits} reached the exit, {frames} frames, "
+        f"mean return {mean:.2f} "
+        f"→ {path} (ids {ids[0]}–{ids[-1]})"
     )

@@ -91,6 +91,12 @@ def build_sensors(settings: GolemSettings, registry: Registry) -> list[Sensor]:
     return [registry.get("sensors", name).obj(settings) for name in settings.brain.sensors]
 
 
+def expert_plays(cls: Any, scenario: str) -> bool:
+    """Whether the expert class ``cls`` plays ``scenario`` (its ``plays`` classmethod, else its ``scenarios``)."""
+    plays = getattr(cls, "plays", None)
+    return bool(plays(scenario)) if callable(plays) else scenario in getattr(cls, "scenarios", ())
+
+
 def resolve_expert(settings: GolemSettings, registry: Registry, name: str, scenario_given: bool) -> tuple[type[Expert], str]:
     """The expert class and the scenario it will play.
 
@@ -99,9 +105,13 @@ def resolve_expert(settings: GolemSettings, registry: Registry, name: str, scena
     """
     cls = registry.get("experts", name).obj
     if not scenario_given:
+        if getattr(cls, "procedural", False):
+            raise GolemError(
+                f"expert {name!r} plays generated maps: pass --procgen-phase P --maps N, or --scenario MAP.cfg"
+            )
         return cls, cls.scenarios[0]
     scenario = settings.game.scenario
-    if scenario not in cls.scenarios:
+    if not expert_plays(cls, scenario):
         raise GolemError(
             f"expert {name!r} plays {', '.join(cls.scenarios)}, not {scenario!r}; "
             f"pass --scenario {cls.scenarios[0]} or choose another expert"
@@ -205,8 +215,10 @@ class Recorder(Observer):
 
 
 def episode_counters(result: EpisodeResult) -> dict[str, float]:
-    """End-of-episode counters stored in an episode's metadata: ``kills``, ``health``, ``tics``, ``dead`` (0/1)."""
-    return {"kills": float(result.kills), "health": result.health, "tics": float(result.tics), "dead": float(result.dead)}
+    """End-of-episode counters stored in an episode's metadata: ``kills``, ``health``, ``tics``, ``dead`` and
+    ``exited`` (0/1: the goal was reached, e.g. a generated map's exit)."""
+    return {"kills": float(result.kills), "health": result.health, "tics": float(result.tics), "dead": float(result.dead),
+            "exited": float(result.exited)}
 
 
 def require_sensors(settings: GolemSettings) -> None:

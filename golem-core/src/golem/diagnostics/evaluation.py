@@ -47,7 +47,7 @@ from golem.logs import configure_logging
 from golem.learning.modelspec import ModelSpec
 from golem.plugins import load_plugins
 from golem.profiles import PROFILES
-from golem.data.recording import build_sensors
+from golem.data.recording import build_sensors, expert_plays
 from golem.registry import Registry
 from golem.runtime.scenarios import step_limit
 from golem.runtime.session import Session
@@ -65,10 +65,10 @@ ROLES = ("model", "random", "expert")
 def expert_for(registry: Registry, scenario: str) -> str | None:
     """The name of a registered expert that plays ``scenario`` (its own namesake first), or ``None``."""
     names = registry.names("experts")
-    if scenario in names and scenario in getattr(registry.get("experts", scenario).obj, "scenarios", ()):
+    if scenario in names and expert_plays(registry.get("experts", scenario).obj, scenario):
         return scenario
     for name in names:
-        if scenario in getattr(registry.get("experts", name).obj, "scenarios", ()):
+        if expert_plays(registry.get("experts", name).obj, scenario):
             return name
     return None
 
@@ -337,4 +337,34 @@ def evaluate(
     return board
 
 
-__all__ = ["EVAL_START_SEED", "ROLES", "EvalPlan", "Scoreboard", "check_model", "evaluate", "expert_for"]
+def evaluate_maps(
+    settings: GolemSettings,
+    registry: Registry,
+    plan: EvalPlan,
+    maps: Sequence[tuple[str, int]],
+    label: str,
+    on_episode: Callable[[EpisodeResult], None] | None = None,
+) -> Scoreboard:
+    """One episode per map for each policy: ``maps`` are ``(scenario, seed)`` pairs (generated maps).
+
+    Each map is one :func:`evaluate` of one episode with the map's seed (so the
+    policies meet the same start); the scoreboard holds every episode under
+    the scenario name ``label``, and the model's decision times are the median
+    over the maps of each map's figures.
+    """
+    started = time.perf_counter()
+    results: list[EpisodeResult] = []
+    latencies: list[dict[str, float]] = []
+    for scenario, seed in maps:
+        board = evaluate(settings, registry, replace(plan, scenario=scenario, episodes=1, start_seed=seed, workers=1),
+                         on_episode=on_episode)
+        results += board.results
+        if board.latency_ms:
+            latencies.append(board.latency_ms)
+    latency = {k: float(np.median([m[k] for m in latencies])) for k in (latencies[0] if latencies else {})}
+    whole = replace(plan, scenario=label, episodes=len(maps), start_seed=maps[0][1] if maps else plan.start_seed)
+    note = None if plan.expert is not None else f"no scripted expert plays {label}: the expert column and shares are left out"
+    return Scoreboard(plan=whole, results=results, latency_ms=latency, seconds=time.perf_counter() - started, note=note)
+
+
+__all__ = ["EVAL_START_SEED", "ROLES", "EvalPlan", "Scoreboard", "check_model", "evaluate", "evaluate_maps", "expert_for"]

@@ -36,8 +36,11 @@ def assert_expert_contract(
     *,
     tics: int = 64,
     seed: int = 0,
+    scenario: str | None = None,
 ) -> Expert:
-    """Play ``tics`` tics of the expert's first scenario on the real engine (headless).
+    """Play ``tics`` tics of ``scenario`` (default: the expert's first) on the real engine (headless).
+
+    An expert for generated maps (``procedural = True``) is given a built map's ``.cfg`` as ``scenario``.
 
     Checks: the class names itself and its scenarios; it configures the engine
     before ``init()``; every ``act`` returns one 0/1 per action name of the
@@ -56,7 +59,7 @@ def assert_expert_contract(
     for _ in range(2):
         expert = expert_cls(names)
         checked = _CheckedExpert(expert, len(names))
-        with Session(settings, scenario=scenarios[0], seed=seed, configurers=[expert]) as session:
+        with Session(settings, scenario=scenario or scenarios[0], seed=seed, configurers=[expert]) as session:
             run_episode(session, checked, seed, max_steps=tics)
         runs.append(checked.actions)
     assert runs[0], f"{expert_cls.name}: the episode ended before the first tic"

@@ -1,0 +1,112 @@
+"""``golem procgen …``: sample configurations, build maps, draw them.
+
+    golem procgen sample --phase 1 --seed 7 [--json]
+    golem procgen build --phase 2 --seed 7 [--backend builtin] [--out map.wad]
+    golem procgen preview map.wad --out map.png
+
+Recording and evaluation on generated maps are options of the core commands:
+``golem run record --expert explorer --procgen-phase 1 --maps 50`` and
+``golem run evaluate --procgen-phase 2 --maps 20``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from golem.errors import GolemError
+
+from golem_procgen.space import PARAMETERS, PRIORS, phase_constraints
+
+app = typer.Typer(help="Procedural maps: sample a curriculum phase, build a map, preview it.", no_args_is_help=True)
+
+PhaseOpt = Annotated[int, typer.Option("--phase", help="Curriculum phase: 1 (simple), 2 (expansion), 3 (the full space).")]
+SeedOpt = Annotated[int, typer.Option("--seed", min=0, help="Seed of the configuration draw and of the map.")]
+SetOpt = Annotated[Optional[list[str]], typer.Option("--set", help="Override a setting, e.g. procgen.space.size=[\"micro\"].", metavar="KEY=VALUE")]
+
+
+def _root(ctx: typer.Context) -> Any:
+    return ctx.find_root().obj
+
+
+def _generator(ctx: typer.Context, backend: str, set_: list[str] | None) -> tuple[Any, Any]:
+    root = _root(ctx)
+    settings = root.resolve(set_=set_).settings
+    registry = root.host.registry
+    return registry.get("map_generators", backend).obj(settings), root
+
+
+@app.command("sample")
+def sample_command(
+    ctx: typer.Context,
+    phase: PhaseOpt = 1,
+    seed: SeedOpt = 0,
+    backend: Annotated[str, typer.Option("--backend", help="Generator whose space is sampled (builtin, oblige).")] = "builtin",
+    json_: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    set_: SetOpt = None,
+) -> None:
+    """Draw one map configuration of a curriculum phase (the phase's bounds, then the conditional priors)."""
+    generator, root = _generator(ctx, backend, set_)
+    config = generator.sample(phase, seed)
+    out: Console = getattr(root, "out", Console())
+    if json_:
+        out.print_json(json.dumps(config.as_dict()))
+        return
+    bounds = phase_constraints(phase, generator.settings.space)
+    table = Table(title=f"phase {phase}, seed {seed}", show_edge=False)
+    table.add_column("parameter")
+    table.add_column("value")
+    table.add_column(f"phase {phase} allows")
+    for name in PARAMETERS:
+        table.add_row(name, config.params[name], ", ".join(bounds[name]))
+    out.print(table)
+    for name in config.priors:
+        out.print(f"prior fired: {name} — {PRIORS[name]}", highlight=False)
+
+
+@app.command("build")
+def build_command(
+    ctx: typer.Context,
+    phase: PhaseOpt = 1,
+    seed: SeedOpt = 0,
+    backend: Annotated[str, typer.Option("--backend", help="Map generator: builtin, or oblige (after `make oblige`).")] = "builtin",
+    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="WAD to write (default: procgen-p<P>-s<S>.wad); "
+                                                "its .nav.json and .cfg are written beside it.", metavar="PATH")] = None,
+    set_: SetOpt = None,
+) -> None:
+    """Sample a configuration of PHASE from SEED and build its map (WAD + navigation sidecar + scenario config)."""
+    generator, root = _generator(ctx, backend, set_)
+    config = generator.sample(phase, seed)
+    target = out if out is not None else Path(f"procgen-p{phase}-s{seed}.wad")
+    if target.suffix.lower() != ".wad":
+        raise GolemError(f"--out must end in .wad, got {target.name}")
+    info = generator.build(config.as_dict(), seed, target)
+    console: Console = getattr(root, "out", Console())
+    params = ", ".join(f"{k}={v}" for k, v in config.params.items())
+    console.print(f"built {info.path} ({info.map}, {backend}): {params}", highlight=False, soft_wrap=True)
+    if config.priors:
+        console.print(f"priors fired: {', '.join(config.priors)}", highlight=False)
+    console.print(f"play it: golem run play --scenario {info.config}", highlight=False, soft_wrap=True)
+
+
+@app.command("preview")
+def preview_command(
+    ctx: typer.Context,
+    wad: Annotated[Path, typer.Argument(help="The map's WAD.", metavar="MAP.wad")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="PNG to write.", metavar="PATH")] = Path("map.png"),
+    map_name: Annotated[str, typer.Option("--map", help="Map lump.")] = "MAP01",
+    size: Annotated[int, typer.Option("--size", min=128, max=4096, help="Image side, pixels.")] = 768,
+) -> None:
+    """Draw the map from above: walls, doors, exit, teleporters, start, monsters, items."""
+    from golem_procgen.preview import write_preview
+
+    if out.suffix.lower() != ".png":
+        raise GolemError(f"--out must end in .png, got {out.name}")
+    write_preview(wad, out, map_name, size)
+    console: Console = getattr(_root(ctx), "out", Console())
+    console.print(f"preview → {out}", highlight=False, soft_wrap=True)

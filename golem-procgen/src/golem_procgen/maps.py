@@ -1,0 +1,85 @@
+"""What every generator writes beside its WAD, and the generated-map set of a phase.
+
+A built map is three files with one stem: ``<stem>.wad`` (the map),
+``<stem>.nav.json`` (the navigation sidecar, :mod:`golem_procgen.navigation`)
+and ``<stem>.cfg`` (a ViZDoom scenario config that loads the WAD with the
+map's skill, time-out and rewards), so a generated map plays like any shipped
+scenario: ``golem run play --scenario <stem>.cfg``. Each file is written
+atomically; the WAD is validated before it is written, and before the config that points at it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from golem.atomic import atomic_write
+from golem.runtime.wad import read_wad_bytes
+
+from golem_procgen.navigation import sidecar_path
+
+#: size → episode time-out in tics (35 = 1 s).
+TIMEOUTS: dict[str, int] = {"micro": 2100, "small": 3150, "regular": 4200, "large": 6300}
+#: Rewards of a generated map: reaching the exit, dying, each kill.
+EXIT_REWARD, DEATH_PENALTY, KILL_REWARD = 1.0, 1.0, 0.1
+
+
+@dataclass(frozen=True)
+class MapInfo:
+    """A built map: ``map`` lump, the WAD ``path``, its ``config`` and ``nav`` sidecars, how it was made."""
+
+    map: str
+    path: Path
+    config: Path
+    nav: Path
+    generator: str
+    seed: int
+    params: dict[str, str]
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return {"map": self.map, "path": str(self.path), "config": str(self.config), "nav": str(self.nav),
+                "generator": self.generator, "seed": self.seed, "params": dict(self.params)}
+
+
+def config_path(wad: Path) -> Path:
+    """The scenario config beside ``wad``."""
+    return wad.with_suffix(".cfg")
+
+
+def write_map(
+    wad_bytes: bytes, path: Path, map_name: str, nav: Mapping[str, Any], params: Mapping[str, str], skill: int,
+    generator: str, seed: int,
+) -> MapInfo:
+    """Validate the WAD bytes, write them, its sidecar and its scenario config (each atomically); return the info.
+
+    Raises:
+        GolemError: the WAD does not validate (nothing is written).
+    """
+    path = Path(path)
+    read_wad_bytes(wad_bytes, str(path)).validate_map(map_name)  # nothing invalid ever lands at path
+    with atomic_write(path) as fh:
+        fh.write(wad_bytes)
+    nav_path = sidecar_path(path)
+    with atomic_write(nav_path) as fh:
+        fh.write(json.dumps(nav, separators=(",", ":")).encode())
+    cfg = config_path(path)
+    lines = [
+        f"# Golem procedural map: generator {generator}, seed {seed}",
+        "# " + json.dumps(dict(params), sort_keys=True),
+        f"doom_scenario_path = {path.name}",
+        f"doom_map = {map_name}",
+        f"doom_skill = {skill}",
+        f"episode_timeout = {TIMEOUTS.get(str(params.get('size')), 4200)}",
+        f"map_exit_reward = {EXIT_REWARD}",
+        f"death_penalty = {DEATH_PENALTY}",
+        f"kill_reward = {KILL_REWARD}",
+        "",
+    ]
+    with atomic_write(cfg) as fh:
+        fh.write("\n".join(lines).encode())
+    return MapInfo(map=map_name, path=path, config=cfg, nav=nav_path, generator=generator, seed=int(seed),
+                   params=dict(params))

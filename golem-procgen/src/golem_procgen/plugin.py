@@ -1,0 +1,29 @@
+"""The ``procgen`` plugin: the ``builtin`` and ``oblige`` map generators, the ``explorer`` expert, ``golem procgen …``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from golem import hookimpl
+
+
+@hookimpl
+def register_map_generators(register) -> None:
+    from golem_procgen.builtin import BuiltinGenerator
+    from golem_procgen.space import ProcgenSettings
+
+    register("builtin", BuiltinGenerator, settings=ProcgenSettings)
+
+
+@hookimpl
+def register_experts(register) -> None:
+    from golem_procgen.explorer import ExplorerExpert
+
+    register("explorer", ExplorerExpert)
+
+
+@hookimpl
+def register_commands(app: Any) -> None:
+    from golem_procgen.commands import app as procgen_app
+
+    app.add_typer(procgen_app, name="procgen")
