@@ -10,7 +10,7 @@ PACKAGES := golem-core golem-cli \
 STAMP  := $(VENV)/.golem-installed
 PYTEST_ARGS ?=
 
-.PHONY: install demo test bench clean system-deps
+.PHONY: install demo test bench clean system-deps oblige
 
 install: $(STAMP)
 
@@ -25,10 +25,14 @@ demo: install
 	$(BIN)/golem demo
 
 test: install
+	@bash scripts/build-oblige.sh || echo "oblige: not built; the oblige backend's tests will skip"
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 bench: install
 	$(BIN)/python bench/run_all.py
+
+oblige:
+	@bash scripts/build-oblige.sh
 
 system-deps:
 	@bash scripts/system-deps.sh

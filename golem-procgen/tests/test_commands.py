@@ -68,6 +68,11 @@ def test_bad_input_is_one_line(tmp_path: Path) -> None:
     one_error_line(golem(["procgen", "build", "--backend", "doombuilder"], tmp_path), "unknown map generator 'doombuilder'")
     one_error_line(golem(["procgen", "build", "--out", "m.txt"], tmp_path), "--out must end in .wad")
     one_error_line(golem(["procgen", "preview", "missing.wad"], tmp_path), "missing.wad")
+    one_error_line(golem(["procgen", "build", "--backend", "oblige", "--set", "procgen.oblige_binary=/nonexistent/Oblige"],
+                         tmp_path), "Oblige is not installed")
+    one_error_line(golem(["procgen", "curriculum", "--phases", "1,5"], tmp_path), "unknown curriculum phase 5")
+    one_error_line(golem(["procgen", "curriculum", "--phases", "one"], tmp_path), "--phases takes comma-separated")
+    one_error_line(golem(["procgen", "curriculum", "--expert", "basic"], tmp_path), "does not play generated maps")
     (tmp_path / "bad.wad").write_bytes(b"PWAD\x05\x00\x00\x00\xff\xff\x00\x00garbage")
     one_error_line(golem(["procgen", "preview", "bad.wad"], tmp_path), "bad.wad")
     assert not list(tmp_path.glob("*.png")) and not list(tmp_path.glob("procgen-*"))
@@ -99,3 +104,25 @@ def test_record_train_and_evaluate_on_generated_maps(tmp_path: Path) -> None:
     one_error_line(golem(["run", "record", "--expert", "basic", "--procgen-phase", "1", "--maps", "1", *root], tmp_path),
                    "does not play generated maps")
     one_error_line(golem(["run", "record", "--expert", "explorer", *root], tmp_path), "plays generated maps")
+
+
+@pytest.mark.engine
+@pytest.mark.slow
+def test_curriculum_runs_end_to_end_at_small_size(tmp_path: Path) -> None:
+    root = ["--set", f"data.root={tmp_path / 'data'}", "--set", "brain.working_memory=16", "--set", "training.batch_size=2",
+            "--set", "training.sequence_length=16", "--set", "training.min_updates=0"]
+    proc = golem(["procgen", "curriculum", "--phases", "1,2", "--maps-per-round", "2", "--rounds", "2",
+                  "--promote-at", "1.0", "--eval-maps", "1", "--updates-per-round", "3", "--json", *root], tmp_path, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    rounds = report["rounds"]
+    # A tiny model passes nothing at 100 %, so each phase uses both rounds and is promoted by force.
+    assert [(r["phase"], r["round"], r["promoted"]) for r in rounds] == [(1, 1, None), (1, 2, "forced"), (2, 1, None),
+                                                                         (2, 2, "forced")]
+    assert [r["map_seeds"] for r in rounds] == [[0, 1], [2, 3], [0, 1], [2, 3]]
+    assert all(r["updates"] == 3 and r["frames"] > 0 for r in rounds)
+    assert rounds[0]["expert_exits"] == 1.0
+    assert Path(report["model"]).is_file()
+    listing = golem(["data", "list", "--json", "--store", str(tmp_path / "data" / "stores" / "demos")], tmp_path)
+    tags = [e["tags"] for e in json.loads(listing.stdout)["episodes"]]
+    assert len(tags) == 8 and sum("procgen-phase2" in t for t in tags) == 4 and all("curriculum" in t for t in tags)

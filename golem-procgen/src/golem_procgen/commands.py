@@ -3,6 +3,7 @@
     golem procgen sample --phase 1 --seed 7 [--json]
     golem procgen build --phase 2 --seed 7 [--backend builtin] [--out map.wad]
     golem procgen preview map.wad --out map.png
+    golem procgen curriculum --phases 1,2,3 --maps-per-round 20
 
 Recording and evaluation on generated maps are options of the core commands:
 ``golem run record --expert explorer --procgen-phase 1 --maps 50`` and
@@ -110,3 +111,62 @@ def preview_command(
     write_preview(wad, out, map_name, size)
     console: Console = getattr(_root(ctx), "out", Console())
     console.print(f"preview → {out}", highlight=False, soft_wrap=True)
+
+
+@app.command("curriculum")
+def curriculum_command(
+    ctx: typer.Context,
+    phases: Annotated[str, typer.Option("--phases", help="Phases in order, comma-separated.")] = "1,2,3",
+    maps_per_round: Annotated[int, typer.Option("--maps-per-round", min=1, help="Fresh maps the expert plays per round.")] = 20,
+    rounds: Annotated[int, typer.Option("--rounds", min=1, help="Rounds a phase may take before it is promoted anyway.")] = 2,
+    promote_at: Annotated[float, typer.Option("--promote-at", min=0.0, max=1.0, help="Held-out completion rate that promotes a phase.")] = 0.5,
+    eval_maps: Annotated[int, typer.Option("--eval-maps", min=1, help="Held-out maps (seeds 10000…) per evaluation.")] = 10,
+    updates_per_round: Annotated[Optional[int], typer.Option("--updates-per-round", min=1, help="Optimiser steps per round (default: training.epochs).")] = None,
+    backend: Annotated[str, typer.Option("--backend", help="Map generator.")] = "builtin",
+    expert: Annotated[str, typer.Option("--expert", "-e", help="Demonstrator (plays generated maps).")] = "explorer",
+    resume: Annotated[bool, typer.Option("--resume", help="Fine-tune the profile's active model from the first round on.")] = False,
+    store: Annotated[Optional[Path], typer.Option("--store", help="Store directory (default: data.store).", metavar="PATH")] = None,
+    json_: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    plugin: Annotated[Optional[list[str]], typer.Option("--plugin", "-p", help="Select a component by name. Repeatable.", metavar="NAME")] = None,
+    set_: SetOpt = None,
+) -> None:
+    """Train through the curriculum: each phase records fresh maps with the expert and fine-tunes on all of them.
+
+    A phase is promoted when the model reaches the exit on --promote-at of its held-out maps, or after --rounds
+    rounds (forced). The profile's active model is the result.
+    """
+    from golem_procgen.curriculum import CurriculumPlan, curriculum
+
+    try:
+        order = tuple(int(p) for p in phases.split(",") if p.strip())
+    except ValueError:
+        raise GolemError(f"--phases takes comma-separated phase numbers, e.g. 1,2,3; got {phases!r}") from None
+    root = _root(ctx)
+    settings = root.resolve(plugin=plugin, set_=set_).settings
+    out: Console = getattr(root, "out", Console())
+    err: Console = getattr(root, "err", Console(stderr=True))
+    plan = CurriculumPlan(phases=order, maps_per_round=maps_per_round, max_rounds=rounds, promote_at=promote_at,
+                          eval_maps=eval_maps, updates_per_round=updates_per_round, generator=backend, expert=expert,
+                          resume=resume, store=store)
+
+    def on_round(row) -> None:
+        verdict = {"passed": "promoted", "forced": "promoted (rounds used up)", None: "another round"}[row.promoted]
+        err.print(f"phase {row.phase} round {row.round}: expert exits {row.expert_exits:.0%} of {len(row.map_seeds)} "
+                  f"maps, {row.updates} updates, model reaches the exit on {row.completion:.0%} held out → {verdict}",
+                  highlight=False)
+
+    report = curriculum(settings, root.host.registry, plan, on_round=on_round, on_stage=lambda t: err.print(t, highlight=False))
+    if json_:
+        out.print_json(json.dumps(report.to_dict()))
+        return
+    table = Table(title="curriculum", show_edge=False)
+    for col in ("phase", "round", "maps", "frames", "expert exits", "updates", "val loss", "held-out exits", "promoted"):
+        table.add_column(col)
+    for r in report.rounds:
+        table.add_row(str(r.phase), str(r.round), str(len(r.map_seeds)), str(r.frames), f"{r.expert_exits:.0%}",
+                      str(r.updates), "–" if r.val_loss is None else f"{r.val_loss:.4f}",
+                      "–" if r.completion is None else f"{r.completion:.0%}", r.promoted or "–")
+    out.print(table)
+    out.print(f"model → {report.model}" + (" (interrupted)" if report.interrupted else ""), highlight=False)
+    if report.interrupted:
+        raise typer.Exit(130)

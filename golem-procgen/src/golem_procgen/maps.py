@@ -29,19 +29,19 @@ EXIT_REWARD, DEATH_PENALTY, KILL_REWARD = 1.0, 1.0, 0.1
 
 @dataclass(frozen=True)
 class MapInfo:
-    """A built map: ``map`` lump, the WAD ``path``, its ``config`` and ``nav`` sidecars, how it was made."""
+    """A built map: ``map`` lump, the WAD ``path``, its ``config`` and ``nav`` sidecars (``None``: none), how it was made."""
 
     map: str
     path: Path
     config: Path
-    nav: Path
+    nav: Path | None
     generator: str
     seed: int
     params: dict[str, str]
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready."""
-        return {"map": self.map, "path": str(self.path), "config": str(self.config), "nav": str(self.nav),
+        return {"map": self.map, "path": str(self.path), "config": str(self.config), "nav": str(self.nav) if self.nav else None,
                 "generator": self.generator, "seed": self.seed, "params": dict(self.params)}
 
 

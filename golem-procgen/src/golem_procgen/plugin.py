@@ -12,7 +12,10 @@ def register_map_generators(register) -> None:
     from golem_procgen.builtin import BuiltinGenerator
     from golem_procgen.space import ProcgenSettings
 
-    register("builtin", BuiltinGenerator, settings=ProcgenSettings)
+    from golem_procgen.oblige import ObligeGenerator
+
+    register("builtin", BuiltinGenerator, settings=ProcgenSettings)  # procgen.* covers both backends
+    register("oblige", ObligeGenerator)
 
 
 @hookimpl

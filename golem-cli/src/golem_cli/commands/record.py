@@ -114,7 +114,9 @@ def _record_maps(
     made = generated_maps(settings, registry, phase, count, first_seed, generator)
     strangers = [m.scenario for m in made if not expert_plays(cls, m.scenario)]
     if strangers:
-        raise GolemError(f"expert {expert!r} does not play generated maps such as {strangers[0]}; use --expert explorer")
+        hint = ("its maps have no navigation sidecar (the explorer plays the builtin generator's maps)"
+                if getattr(cls, "procedural", False) else "use --expert explorer")
+        raise GolemError(f"expert {expert!r} does not play generated maps such as {strangers[0]}: {hint}")
     path = store if store is not None else settings.store_path()
     frames, returns, exits, ids = 0, [], 0, []
     progress = LineProgress(

@@ -1,0 +1,139 @@
+"""The generalisation scoreboard: is a curriculum over generated maps better than phase-3 maps or fixed scenarios?
+
+Three models, the same architecture and default training settings, the same
+number of optimiser steps (``--updates``) and (close to) the same number of
+expert frames:
+
+* **fixed** — trained on the fixed scenarios' experts only (``my_way_home``
+  and ``deadly_corridor``, alternating, recorded until the frame budget);
+* **phase 3** — trained on explorer demonstrations on phase-3 maps;
+* **curriculum** — ``golem procgen curriculum --phases 1,2,3`` with one round a
+  phase, each phase fine-tuning the last on all curriculum data so far
+  (``--updates``/3 steps a phase; promotion by rounds, not by score).
+
+The curriculum runs first and sets the frame budget; the other two arms
+record in batches of five episodes until they reach it. Each model then
+plays 30 unseen maps of each phase (seeds 10000…, ``--max-steps`` tics at
+most); the random policy and the explorer are played once on the same maps.
+Results go to ``bench/results/procgen.json``; ``--table`` prints the README table.
+
+    python bench/bench_procgen.py --updates 300 --maps-per-phase 15
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from console import golem  # bench/ is on the path when a benchmark runs as a script
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results" / "procgen.json"
+FIXED = ("my_way_home", "deadly_corridor")
+
+
+def frames(root: Path) -> int:
+    listing = json.loads(golem("data", "list", "--json", "--store", str(root / "stores" / "demos")))
+    return sum(int(e["length"]) for e in listing["episodes"])
+
+
+def record_until(root: Path, budget: int, arm: str) -> int:
+    """Record batches of five episodes for ``arm`` into ``root`` until ``budget`` frames; the frames recorded."""
+    k = 0
+    while frames(root) < budget if (root / "stores" / "demos").exists() else True:
+        if arm == "fixed":
+            scenario = FIXED[k % len(FIXED)]
+            golem("run", "record", "--expert", scenario, "-n", "5", "--seed", str(5 * k), "--set", f"data.root={root}")
+        else:
+            golem("run", "record", "--expert", "explorer", "--procgen-phase", "3", "--maps", "5", "--seed", str(5 * k),
+                  "--set", f"data.root={root}")
+        k += 1
+    return frames(root)
+
+
+def evaluate(root: Path, model: Path, phase: int, maps: int, max_steps: int, baselines: bool) -> dict[str, Any]:
+    args = ["run", "evaluate", "--model", str(model), "--procgen-phase", str(phase), "--maps", str(maps),
+            "--max-steps", str(max_steps), "--json", "--set", f"data.root={root}"]
+    return json.loads(golem(*args, *([] if baselines else ["--no-baselines"])))
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    work = Path(tempfile.mkdtemp(prefix="golem-bench-procgen-"))
+    arms: dict[str, Any] = {}
+    try:
+        started = time.perf_counter()
+        cur = work / "curriculum"
+        per_phase = max(1, args.updates // 3)
+        report = json.loads(golem(
+            "procgen", "curriculum", "--phases", "1,2,3", "--maps-per-round", str(args.maps_per_phase), "--rounds", "1",
+            "--promote-at", "0", "--eval-maps", "1", "--updates-per-round", str(per_phase), "--json",
+            "--set", f"data.root={cur}"))
+        budget = frames(cur)
+        arms["curriculum"] = {"root": cur, "frames": budget, "updates": sum(r["updates"] for r in report["rounds"]),
+                              "seconds": round(time.perf_counter() - started, 1)}
+        print(f"curriculum: {budget} frames, {arms['curriculum']['updates']} updates", flush=True)
+        for arm in ("phase3", "fixed"):
+            started = time.perf_counter()
+            root = work / arm
+            got = record_until(root, budget, arm)
+            golem("run", "train", "--updates", str(3 * per_phase), "--set", f"data.root={root}")
+            arms[arm] = {"root": root, "frames": got, "updates": 3 * per_phase,
+                         "seconds": round(time.perf_counter() - started, 1)}
+            print(f"{arm}: {got} frames", flush=True)
+        scores: dict[str, Any] = {}
+        for name, arm in arms.items():
+            model = arm["root"] / "models" / "basic" / "active.safetensors"
+            scores[name] = {}
+            for phase in (1, 2, 3):
+                board = evaluate(arm["root"], model, phase, args.eval_maps, args.max_steps, baselines=name == "fixed")
+                scores[name][str(phase)] = board["policies"]
+                print(f"{name} phase {phase}: model exit {board['policies']['model']['goal_rate']:.0%}", flush=True)
+        return {
+            "when": datetime.now(UTC).isoformat(timespec="seconds"), "updates": args.updates,
+            "maps_per_phase": args.maps_per_phase, "eval_maps": args.eval_maps, "max_steps": args.max_steps,
+            "arms": {k: {kk: vv for kk, vv in v.items() if kk != "root"} for k, v in arms.items()},
+            "scores": scores,
+        }
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def table(results: dict[str, Any]) -> str:
+    lines = ["| model | frames | phase 1 exits | phase 2 exits | phase 3 exits | return (1 / 2 / 3) |", "|---|---|---|---|---|---|"]
+
+    def row(label: str, frames_: str, per_phase: dict[str, Any], role: str) -> str:
+        exits = " | ".join(f"{per_phase[p][role]['goal_rate']:.0%}" for p in ("1", "2", "3"))
+        rets = " / ".join(f"{per_phase[p][role]['return']['mean']:.2f}" for p in ("1", "2", "3"))
+        return f"| {label} | {frames_} | {exits} | {rets} |"
+
+    for name, label in (("fixed", "fixed scenarios"), ("phase3", "phase-3 maps"), ("curriculum", "curriculum 1 → 2 → 3")):
+        lines.append(row(label, f"{results['arms'][name]['frames']:,}", results["scores"][name], "model"))
+    lines.append(row("random policy", "–", results["scores"]["fixed"], "random"))
+    lines.append(row("explorer (expert)", "–", results["scores"]["fixed"], "expert"))
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--updates", type=int, default=300, help="optimiser steps per model")
+    parser.add_argument("--maps-per-phase", type=int, default=15, help="curriculum maps per phase (sets the frame budget)")
+    parser.add_argument("--eval-maps", type=int, default=30, help="unseen maps per phase in the evaluation")
+    parser.add_argument("--max-steps", type=int, default=2100, help="tics per evaluation episode at most")
+    parser.add_argument("--table", action="store_true", help="print the README table of the stored results")
+    args = parser.parse_args()
+    if args.table:
+        print(table(json.loads(RESULTS.read_text())))
+        return
+    results = run(args)
+    RESULTS.write_text(json.dumps(results, indent=2) + "\n")
+    print(table(results))
+
+
+if __name__ == "__main__":
+    main()
