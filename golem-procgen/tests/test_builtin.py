@@ -131,3 +131,40 @@ def test_the_engine_loads_generated_maps_as_built(tmp_path: Path) -> None:
 
 def test_cells_are_the_size_the_planner_assumes() -> None:
     assert CELL == 64
+
+
+def test_a_map_without_a_player_start_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    from golem_procgen.layout import generate_layout
+    from golem_procgen.maps import write_map
+    from golem_procgen.wadwriter import write_wad
+
+    layout = generate_layout(sample_configuration(1, 0).params, 0)
+    data = bytearray(write_wad(layout))
+    from golem.runtime.wad import read_wad_bytes
+
+    things = next(lump for lump in read_wad_bytes(bytes(data)).lumps if lump.name == "THINGS")
+    for k in range(things.offset, things.offset + things.size, 10):  # turn every player start into a stimpack
+        if int.from_bytes(data[k + 6 : k + 8], "little") == 1:
+            data[k + 6 : k + 8] = (2011).to_bytes(2, "little")
+    with pytest.raises(GolemError, match="has no player start"):
+        write_map(bytes(data), tmp_path / "m.wad", "MAP01", {}, layout.params, 3, "builtin", 0)
+    with pytest.raises(GolemError, match="map MAP01 not found"):
+        write_map(b"PWAD\x00\x00\x00\x00\x0c\x00\x00\x00", tmp_path / "m.wad", "MAP01", {}, layout.params, 3, "builtin", 0)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_generated_maps_are_built_once_and_a_corrupted_one_is_one_line(tmp_path: Path) -> None:
+    from golem.runtime.generated import generated_maps
+
+    registry = load_plugins().registry
+    settings = GolemSettings.model_validate({"data": {"root": str(tmp_path)}})
+    made = generated_maps(settings, registry, 2, 3, start_seed=5)
+    assert [m.seed for m in made] == [5, 6, 7] and all(Path(m.scenario).suffix == ".cfg" for m in made)
+    wad = Path(made[1].scenario).with_suffix(".wad")
+    stamp = wad.stat().st_mtime_ns
+    assert generated_maps(settings, registry, 2, 3, start_seed=5) == made and wad.stat().st_mtime_ns == stamp
+    wad.write_bytes(b"PWAD\x10\x00\x00\x00\xff\xff\xff\x7f")
+    with pytest.raises(GolemError, match=str(wad.name)):
+        generated_maps(settings, registry, 2, 3, start_seed=5)
+    with pytest.raises(GolemError, match="unknown map generator 'nope'"):
+        generated_maps(settings, registry, 2, 1, generator="nope")

@@ -11,12 +11,14 @@ atomically; the WAD is validated before it is written, and before the config tha
 from __future__ import annotations
 
 import json
+import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from golem.atomic import atomic_write
+from golem.errors import GolemError
 from golem.runtime.wad import read_wad_bytes
 
 from golem_procgen.navigation import sidecar_path
@@ -45,6 +47,30 @@ class MapInfo:
                 "generator": self.generator, "seed": self.seed, "params": dict(self.params)}
 
 
+#: A Doom-format THINGS record: x, y, angle, type, flags (int16 each); type 1 is player 1's start.
+_THING = struct.Struct("<hhhHH")
+PLAYER_START = 1
+
+
+def check_playable(data: bytes, map_name: str, source: str) -> None:
+    """Refuse WAD bytes whose ``map_name`` is missing, malformed or has no player-1 start (Doom format).
+
+    Raises:
+        GolemError: one line saying what is wrong.
+    """
+    wad = read_wad_bytes(data, source)
+    wad.validate_map(map_name)
+    names = [lump.name for lump in wad.lumps]
+    start = names.index(map_name.upper())
+    things = next((lump for lump in wad.lumps[start + 1 :] if lump.name == "THINGS"), None)
+    if things is None:
+        return  # UDMF: its TEXTMAP is the engine's to parse
+    raw = data[things.offset : things.offset + things.size]
+    types = {_THING.unpack_from(raw, k)[3] for k in range(0, len(raw) - _THING.size + 1, _THING.size)}
+    if PLAYER_START not in types:
+        raise GolemError(f"map {map_name} in {source} has no player start")
+
+
 def config_path(wad: Path) -> Path:
     """The scenario config beside ``wad``."""
     return wad.with_suffix(".cfg")
@@ -60,7 +86,7 @@ def write_map(
         GolemError: the WAD does not validate (nothing is written).
     """
     path = Path(path)
-    read_wad_bytes(wad_bytes, str(path)).validate_map(map_name)  # nothing invalid ever lands at path
+    check_playable(wad_bytes, map_name, str(path))  # nothing invalid ever lands at path
     with atomic_write(path) as fh:
         fh.write(wad_bytes)
     nav_path = sidecar_path(path)

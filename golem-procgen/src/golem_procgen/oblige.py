@@ -40,7 +40,7 @@ from golem.errors import GolemError
 from golem.runtime.wad import read_wad_bytes
 from golem.settings import GolemSettings, section
 
-from golem_procgen.maps import MapInfo, TIMEOUTS, config_path
+from golem_procgen.maps import MapInfo, TIMEOUTS, check_playable, config_path
 from golem_procgen.space import MapConfig, ProcgenSettings, config_from_mapping, sample_configuration
 from golem_procgen.layout import SKILL
 
@@ -155,7 +155,7 @@ class ObligeGenerator:
                 last = next((line for line in reversed((log or "").splitlines()) if line.strip()), "no output")
                 raise GolemError(f"Oblige failed (exit {proc.returncode}): {last.strip()}")
             data = reproducible(out.read_bytes())
-        read_wad_bytes(data, str(path)).validate_map(MAP_NAME)  # nothing invalid ever lands at path
+        check_playable(data, MAP_NAME, f"Oblige's output for {path.name}")  # nothing invalid ever lands at path
         with atomic_write(path) as fh:
             fh.write(data)
         cfg = config_path(path)
