@@ -7,6 +7,7 @@ import select
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -58,6 +59,27 @@ def golem_cli(tmp_path: Path):
     return run
 
 
+def _wait_for_display(display: str, proc: subprocess.Popen[bytes], timeout: float = 15.0) -> None:
+    """Wait until a client can open ``display``: once a CI run saw golem refuse ``:0`` just after Xvfb named it."""
+    import ctypes
+    import ctypes.util
+
+    xlib = ctypes.CDLL(ctypes.util.find_library("X11") or "libX11.so.6")
+    xlib.XOpenDisplay.argtypes = [ctypes.c_char_p]
+    xlib.XOpenDisplay.restype = ctypes.c_void_p
+    xlib.XCloseDisplay.argtypes = [ctypes.c_void_p]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        handle = xlib.XOpenDisplay(display.encode())
+        if handle:
+            xlib.XCloseDisplay(handle)
+            return
+        if proc.poll() is not None:
+            raise AssertionError(f"Xvfb on {display} exited ({proc.returncode}) before a client could connect")
+        time.sleep(0.1)
+    raise AssertionError(f"Xvfb named {display} but no client could open it within {timeout:g} s")
+
+
 @pytest.fixture
 def xvfb() -> Iterator[str]:
     """A fresh virtual screen ``:N`` (Xvfb picks a free N and reports it on a pipe); stopped at teardown."""
@@ -77,6 +99,7 @@ def xvfb() -> Iterator[str]:
             proc.kill()
             _, err = proc.communicate(timeout=10)
             raise AssertionError(f"Xvfb did not start: {err.decode(errors='replace')[-500:]}")
+        _wait_for_display(f":{number}", proc)
         yield f":{number}"
     finally:
         os.close(read_fd)
