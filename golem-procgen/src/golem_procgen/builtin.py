@@ -12,16 +12,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from golem.settings import GolemSettings, section
-
 from golem_procgen.layout import generate_layout
-from golem_procgen.maps import MapInfo, write_map
+from golem_procgen.maps import MapInfo, PhaseGenerator, write_map
 from golem_procgen.navigation import layout_to_nav
-from golem_procgen.space import MapConfig, ProcgenSettings, config_from_mapping, sample_configuration
+from golem_procgen.space import config_from_mapping
 from golem_procgen.wadwriter import MAP_NAME, write_wad
 
 
-class BuiltinGenerator:
+class BuiltinGenerator(PhaseGenerator):
     """Builds maps from a configuration and a seed (the same pair gives the same bytes).
 
     Args:
@@ -29,13 +27,6 @@ class BuiltinGenerator:
     """
 
     name = "builtin"
-
-    def __init__(self, settings: GolemSettings | None = None) -> None:
-        self.settings = section(settings or GolemSettings.model_construct(), ProcgenSettings)
-
-    def sample(self, phase: int, seed: int, overrides: Mapping[str, str] | None = None) -> MapConfig:
-        """A configuration for ``phase`` drawn from ``seed`` (see :func:`golem_procgen.space.sample_configuration`)."""
-        return sample_configuration(phase, seed, self.settings.space, overrides)
 
     def build(self, config: Mapping[str, Any], seed: int, path: Path) -> MapInfo:
         """Write the map of ``config`` (a :class:`MapConfig` dict or bare parameters) and ``seed`` to ``path``.

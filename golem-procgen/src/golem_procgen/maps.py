@@ -19,9 +19,11 @@ from typing import Any
 
 from golem.atomic import atomic_write
 from golem.errors import GolemError
+from golem.settings import GolemSettings, section
 from golem.runtime.wad import read_wad_bytes
 
 from golem_procgen.navigation import sidecar_path
+from golem_procgen.space import MapConfig, ProcgenSettings, sample_configuration
 
 #: size → episode time-out in tics (35 = 1 s).
 TIMEOUTS: dict[str, int] = {"micro": 2100, "small": 3150, "regular": 4200, "large": 6300}
@@ -76,11 +78,29 @@ def config_path(wad: Path) -> Path:
     return wad.with_suffix(".cfg")
 
 
+class PhaseGenerator:
+    """What the generators share: their ``procgen`` settings and :meth:`sample` over the curriculum's phases.
+
+    Args:
+        settings: the run's settings; ``procgen.space`` bounds phase 3 of :meth:`sample`.
+    """
+
+    name = ""
+
+    def __init__(self, settings: GolemSettings | None = None) -> None:
+        self.settings = section(settings or GolemSettings.model_construct(), ProcgenSettings)
+
+    def sample(self, phase: int, seed: int, overrides: Mapping[str, str] | None = None) -> MapConfig:
+        """A configuration for ``phase`` drawn from ``seed`` (see :func:`golem_procgen.space.sample_configuration`)."""
+        return sample_configuration(phase, seed, self.settings.space, overrides)
+
+
 def write_map(
-    wad_bytes: bytes, path: Path, map_name: str, nav: Mapping[str, Any], params: Mapping[str, str], skill: int,
-    generator: str, seed: int,
+    wad_bytes: bytes, path: Path, map_name: str, nav: Mapping[str, Any] | None, params: Mapping[str, str], skill: int,
+    generator: str, seed: int, timeout: int | None = None,
 ) -> MapInfo:
-    """Validate the WAD bytes, write them, its sidecar and its scenario config (each atomically); return the info.
+    """Validate the WAD bytes, write them, its sidecar (unless ``nav`` is ``None``) and its scenario config
+    (each atomically); return the info. ``timeout``: the episode time-out in tics (default: by size, :data:`TIMEOUTS`).
 
     Raises:
         GolemError: the WAD does not validate (nothing is written).
@@ -89,9 +109,10 @@ def write_map(
     check_playable(wad_bytes, map_name, str(path))  # nothing invalid ever lands at path
     with atomic_write(path) as fh:
         fh.write(wad_bytes)
-    nav_path = sidecar_path(path)
-    with atomic_write(nav_path) as fh:
-        fh.write(json.dumps(nav, separators=(",", ":")).encode())
+    nav_path = sidecar_path(path) if nav is not None else None
+    if nav_path is not None:
+        with atomic_write(nav_path) as fh:
+            fh.write(json.dumps(nav, separators=(",", ":")).encode())
     cfg = config_path(path)
     lines = [
         f"# Golem procedural map: generator {generator}, seed {seed}",
@@ -99,7 +120,7 @@ def write_map(
         f"doom_scenario_path = {path.name}",
         f"doom_map = {map_name}",
         f"doom_skill = {skill}",
-        f"episode_timeout = {TIMEOUTS.get(str(params.get('size')), 4200)}",
+        f"episode_timeout = {timeout if timeout is not None else TIMEOUTS.get(str(params.get('size')), 4200)}",
         f"map_exit_reward = {EXIT_REWARD}",
         f"death_penalty = {DEATH_PENALTY}",
         f"kill_reward = {KILL_REWARD}",

@@ -35,13 +35,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from golem.atomic import atomic_write
 from golem.errors import GolemError
 from golem.runtime.wad import read_wad_bytes
-from golem.settings import GolemSettings, section
 
-from golem_procgen.maps import MapInfo, TIMEOUTS, check_playable, config_path
-from golem_procgen.space import MapConfig, ProcgenSettings, config_from_mapping, sample_configuration
+from golem_procgen.maps import TIMEOUTS, MapInfo, PhaseGenerator, write_map
+from golem_procgen.space import config_from_mapping
 from golem_procgen.layout import SKILL
 
 #: The seed's values → Oblige 7.70's, per parameter (values not listed are the same word in both).
@@ -100,7 +98,7 @@ def find_binary(setting: str = "") -> Path:
     )
 
 
-class ObligeGenerator:
+class ObligeGenerator(PhaseGenerator):
     """Builds maps with Oblige 7.70 (the same configuration and seed give the same bytes).
 
     Args:
@@ -108,13 +106,6 @@ class ObligeGenerator:
     """
 
     name = "oblige"
-
-    def __init__(self, settings: GolemSettings | None = None) -> None:
-        self.settings = section(settings or GolemSettings.model_construct(), ProcgenSettings)
-
-    def sample(self, phase: int, seed: int, overrides: Mapping[str, str] | None = None) -> MapConfig:
-        """A configuration for ``phase`` drawn from ``seed`` (the same space and priors as ``builtin``)."""
-        return sample_configuration(phase, seed, self.settings.space, overrides)
 
     def build(self, config: Mapping[str, Any], seed: int, path: Path) -> MapInfo:
         """Run Oblige for ``config`` and ``seed``; write the WAD to ``path`` and its scenario config beside it.
@@ -155,21 +146,10 @@ class ObligeGenerator:
                 last = next((line for line in reversed((log or "").splitlines()) if line.strip()), "no output")
                 raise GolemError(f"Oblige failed (exit {proc.returncode}): {last.strip()}")
             data = reproducible(out.read_bytes())
-        check_playable(data, MAP_NAME, f"Oblige's output for {path.name}")  # nothing invalid ever lands at path
-        with atomic_write(path) as fh:
-            fh.write(data)
-        cfg = config_path(path)
         skill = SKILL.get(params["strength"], 3)
-        lines = [
-            f"# Golem procedural map: generator oblige (Oblige 7.70), seed {seed}",
-            f"doom_scenario_path = {path.name}", f"doom_map = {MAP_NAME}", f"doom_skill = {skill}",
-            f"episode_timeout = {4 * TIMEOUTS.get(params['size'], 4200)}",
-            "map_exit_reward = 1.0", "death_penalty = 1.0", "kill_reward = 0.1", "",
-        ]
-        with atomic_write(cfg) as fh:
-            fh.write("\n".join(lines).encode())
-        return MapInfo(map=MAP_NAME, path=path, config=cfg, nav=None, generator=self.name,
-                       seed=int(seed), params=params)
+        # Oblige's levels are bigger than the builtin's of the same size: four times the time-out.
+        return write_map(data, path, MAP_NAME, None, params, skill, self.name, seed,
+                         timeout=4 * TIMEOUTS.get(params["size"], 4200))
 
 
 #: Oblige's Lua walks tables in an order that follows memory addresses, so with address-space randomisation one
