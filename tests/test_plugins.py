@@ -21,7 +21,8 @@ def test_installed_plugin_is_listed_with_its_components(golem_cli, plugin_site):
     assert example["distribution"] == "golem-example-plugin"
     assert example["version"] == "1.2.3"
     assert example["status"] == "ok"
-    assert example["components"] == {"losses": ["example_l1", "example_scaled_l1"], "map_generators": ["example_box"]}
+    assert example["components"] == {"losses": ["example_l1", "example_scaled_l1"], "map_generators": ["example_box"],
+                                     "experts": ["sluggish"]}
     assert plugins["core"]["status"] == "ok"
     assert plugins["core"]["distribution"] == "golem-core"
 

@@ -43,6 +43,7 @@ def test_registry_names_match_scenarios() -> None:
         "health_gathering_supreme",
         "predict_position",
         "deadly_corridor",
+        "deathmatch",
     }
     for name, cls in EXPERTS.items():
         assert issubclass(cls, Expert)

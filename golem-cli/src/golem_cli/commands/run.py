@@ -9,6 +9,7 @@ from golem_cli.commands.dagger import dagger_command
 from golem_cli.commands.evaluate import evaluate_command
 from golem_cli.commands.examine import examine_command
 from golem_cli.commands.intervene import intervene_command
+from golem_cli.commands.match import match_command
 from golem_cli.commands.inspect_cmd import inspect_command
 from golem_cli.commands.play import play_command
 from golem_cli.commands.record import record_command
@@ -21,6 +22,7 @@ Record demonstrations, inspect them, train a model on them, look inside it
 (summary, audit, examine), then let it play and judge it against a random
 policy and the scripted expert (evaluate); DAgger fine-tunes it on its own
 states labelled by the expert (dagger) or by you taking over (intervene).
+Matches pit agents against agents, bots and people in lockstep multiplayer (match).
 """
 
 app = typer.Typer(help=HELP, no_args_is_help=True)
@@ -36,3 +38,4 @@ app.command("play")(play_command)
 app.command("evaluate")(evaluate_command)
 app.command("intervene")(intervene_command)
 app.command("dagger")(dagger_command)
+app.command("match")(match_command)

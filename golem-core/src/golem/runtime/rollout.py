@@ -23,7 +23,7 @@ clock paces the loop and nothing sleeps.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -129,6 +129,19 @@ def policy_name(policy: Any) -> str:
     return str(getattr(policy, "name", type(policy).__name__))
 
 
+def respawn_buttons(session: Session) -> list[int]:
+    """The buttons that respawn a dead player in one tic each: ``USE`` (else ``ATTACK``) pressed.
+
+    Raises:
+        GolemError: the profile has neither button.
+    """
+    names = list(session.action_names)
+    for name in ("USE", "ATTACK"):
+        if name in names:
+            return [int(n == name) for n in names]
+    raise GolemError("a multiplayer player needs USE or ATTACK in its action profile to respawn")
+
+
 def run_episode(
     session: Session,
     policy: Policy,
@@ -136,6 +149,7 @@ def run_episode(
     *,
     max_steps: int | None = None,
     observers: Sequence[Observer] = (),
+    pace: Callable[[], None] | None = None,
 ) -> EpisodeResult:
     """Play one episode of ``session`` with ``policy``; the engine's tic is the clock (no sleeps).
 
@@ -146,6 +160,10 @@ def run_episode(
         max_steps: stop after this many tics (``None``: the scenario's own time-out); each decision
             holds its buttons ``game.frame_skip`` tics.
         observers: see every tic, in order (recorder, video, statistics).
+        pace: called before every call that advances the engine (lockstep multiplayer: a barrier
+            all local players pass together, so they hand the engine each tic's commands at once).
+            With it a dead player respawns by pressing ``USE`` one tic at a time through the same
+            path instead of ``respawn_player()``, which runs several tics on its own.
 
     Returns:
         The :class:`EpisodeResult`.
@@ -166,17 +184,29 @@ def run_episode(
         tics = deaths = 0
         settings = getattr(session, "settings", None)
         hold = int(settings.game.frame_skip) if settings is not None else 1  # tics each decision holds its buttons
-        cut = False
+        cut = dead_before = False
+        respawn = respawn_buttons(session) if pace is not None else None
         while not game.is_episode_finished():
             if game.is_player_dead():  # multiplayer: the episode goes on after a death
-                deaths += 1
-                game.respawn_player()
-                policy.reset(game)
+                if not dead_before:
+                    deaths += 1
+                    policy.reset(game)
+                dead_before = True
+                if respawn is None:
+                    game.respawn_player()
+                else:
+                    pace()
+                    session.act(respawn, 1)
                 continue
+            if dead_before:  # respawned: a carried state starts afresh
+                policy.reset(game)
+                dead_before = False
             state = game.get_state()
             action = policy.act(game, state)
             for observer in observers:
                 observer.before_tic(state)
+            if pace is not None:
+                pace()
             if action is None:  # a human drives: the engine reads the keys
                 session.advance(1)
                 executed = session.last_action
@@ -208,7 +238,7 @@ def run_episode(
             kills=int(game.get_game_variable(GameVariable.KILLCOUNT)),
             health=float(game.get_game_variable(GameVariable.HEALTH)),
             dead=dead,
-            deaths=deaths + int(dead),
+            deaths=deaths + int(dead and not dead_before),
             ammo_used=int(ammo0 - game.get_game_variable(GameVariable.AMMO2)),
             exited=bool(exited),
             terminated=dead or bool(exited),
@@ -281,4 +311,7 @@ class MixingPolicy:
         return list(self._label)
 
 
-__all__ = ["EpisodeResult", "HumanPolicy", "MixingPolicy", "Observer", "Policy", "Tic", "policy_name", "run_episode"]
+__all__ = [
+    "EpisodeResult", "HumanPolicy", "MixingPolicy", "Observer", "Policy", "Tic", "policy_name", "respawn_buttons",
+    "run_episode",
+]

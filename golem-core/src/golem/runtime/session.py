@@ -37,6 +37,9 @@ AUDIO_SAFE_ARGS = ("+snd_efx 0",)
 #: Folder the engine keeps its ini file in, relative to the working directory.
 ENGINE_DIR = "_vizdoom"
 DEFAULT_RESOLUTION = "RES_160X120"
+#: Scenario WADs whose maps are for network games only: outside one, ViZDoom 1.3.2's ``init()`` segfaults
+#: (measured for these two; ``deathmatch.wad`` and ``multi_deathmatch.wad`` start alone).
+MULTIPLAYER_ONLY_WADS = ("cig.wad", "multi_duel.wad")
 
 # One engine start at a time in this process, so new child pids are ours.
 _INIT_LOCK = threading.Lock()
@@ -130,6 +133,12 @@ class Session:
         self.seed = settings.game.seed if seed is None else seed
         self._guard: EngineGuard | None = None
 
+        wad = self.scenario.wad.name.lower() if self.scenario.wad is not None else ""
+        if wad in MULTIPLAYER_ONLY_WADS and not any(a.split()[0] in ("-host", "-join") for a in extra_args if a.split()):
+            raise GolemError(
+                f"{self.scenario.name} ({wad}) is a multiplayer map that crashes the engine outside a network game: "
+                f"play it with `golem run match` (e.g. --agents MODEL --bots 4)"
+            )
         keys = [s.key for s in self.sensors]
         if len(set(keys)) != len(keys):
             raise GolemError(f"two sensors share a key: {', '.join(keys)}")

@@ -11,6 +11,18 @@ from golem.runtime.session import Session
 from golem.settings import GolemSettings
 
 
+def _network_game_of_one(scenario: str) -> list[str]:
+    """Host arguments for a multiplayer-only map (``cig``), which the engine cannot start alone; else none."""
+    from golem.runtime.netgame import free_port, host_args
+    from golem.runtime.scenarios import resolve_scenario
+    from golem.runtime.session import MULTIPLAYER_ONLY_WADS
+
+    wad = resolve_scenario(scenario).wad
+    if wad is None or wad.name.lower() not in MULTIPLAYER_ONLY_WADS:
+        return []
+    return host_args(1, free_port(), "deathmatch", name="expert", cheats_off=False)
+
+
 class _CheckedExpert:
     """Plays an expert through the rollout loop, checking and keeping every action it gives."""
 
@@ -59,7 +71,8 @@ def assert_expert_contract(
     for _ in range(2):
         expert = expert_cls(names)
         checked = _CheckedExpert(expert, len(names))
-        with Session(settings, scenario=scenario or scenarios[0], seed=seed, configurers=[expert]) as session:
+        with Session(settings, scenario=scenario or scenarios[0], seed=seed, configurers=[expert],
+                     extra_args=_network_game_of_one(scenario or scenarios[0])) as session:
             run_episode(session, checked, seed, max_steps=tics)
         runs.append(checked.actions)
     assert runs[0], f"{expert_cls.name}: the episode ended before the first tic"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from golem.builtin.experts.basic import BasicExpert
 from golem.builtin.experts.deadly_corridor import DeadlyCorridorExpert
+from golem.builtin.experts.deathmatch import DeathmatchExpert
 from golem.builtin.experts.defend_the_center import DefendTheCenterExpert
 from golem.builtin.experts.defend_the_line import DefendTheLineExpert
 from golem.builtin.experts.health_gathering import HealthGatheringExpert
@@ -31,6 +32,7 @@ EXPERTS: dict[str, type[Expert]] = {
         HealthGatheringSupremeExpert,
         PredictPositionExpert,
         DeadlyCorridorExpert,
+        DeathmatchExpert,
     )
 }
 
@@ -38,6 +40,7 @@ __all__ = [
     "EXPERTS",
     "BasicExpert",
     "DeadlyCorridorExpert",
+    "DeathmatchExpert",
     "DefendTheCenterExpert",
     "DefendTheLineExpert",
     "HealthGatheringExpert",

@@ -95,3 +95,35 @@ class BoxGenerator:
 @golem.hookimpl
 def register_map_generators(register) -> None:
     register("example_box", BoxGenerator)
+
+
+# --- an expert that thinks slowly: the multiplayer lockstep test's slow player ---------
+
+import time as _time  # noqa: E402
+from typing import Any, ClassVar  # noqa: E402
+
+from golem.experts import Expert  # noqa: E402
+
+
+class SluggishSettings(ComponentSettings):
+    """``experts.sluggish``: how long each decision takes."""
+
+    key = "experts.sluggish"
+    delay_ms: float = Field(4.0, ge=0.0, description="milliseconds each decision takes")
+
+
+class SluggishExpert(Expert):
+    """Walks forward, taking ``experts.sluggish.delay_ms`` per decision (a slow network in a test)."""
+
+    name: ClassVar[str] = "sluggish"
+    scenarios: ClassVar[tuple[str, ...]] = ("cig",)
+    settings_model: ClassVar[Any] = SluggishSettings
+
+    def act(self, game: Any, state: Any) -> list[int]:
+        _time.sleep(section(self.settings, SluggishSettings).delay_ms / 1000.0)
+        return self.press("MOVE_FORWARD")
+
+
+@golem.hookimpl
+def register_experts(register) -> None:
+    register("sluggish", SluggishExpert)
