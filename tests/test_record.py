@@ -63,7 +63,7 @@ def test_record_all_four_sensors(golem_cli, tmp_path: Path):
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (["--expert", "nobody"], "unknown expert 'nobody'; known: basic, deadly_corridor, defend_the_center"),
+        (["--expert", "nobody"], "unknown expert 'nobody'; known: basic, deadly_corridor, deathmatch, defend_the_center"),
         (["--expert", "basic", "--human"], "choose exactly one demonstrator"),
         ([], "choose exactly one demonstrator"),
         (["--expert", "basic", "--scenario", "take_cover"], "expert 'basic' plays basic, not 'take_cover'"),
