@@ -104,6 +104,15 @@ def test_agents_against_bots_recorded_into_the_store(golem_cli, tmp_path: Path):
     _no_new_engines(before)
 
 
+def test_a_frag_limit_ends_the_match(golem_cli):
+    proc = golem_cli(["run", "match", "--agents", "expert:deathmatch", "--bots", "4", "--frags", "1", "--tics", "6000",
+                      "--port", str(free_port()), "--json"], check=True)
+    report = json_out(proc)
+    frags = [p["frags"] for p in report["players"]] + [b["frags"] for b in report["bots"]]
+    assert max(frags) == 1  # the first frag, by the expert or a bot, ended it …
+    assert 0 < report["game_tics"] < 6000  # … long before the time limit
+
+
 def test_a_slow_player_slows_the_match_but_does_not_desynchronise_it(golem_cli, tmp_path: Path, plugin_site: Path):
     delay_ms = 6.0
     before = _engines()

@@ -387,7 +387,8 @@ def _play(plan: MatchPlan, index: int, spec: PlayerSpec, barrier: Any, progress:
             "deaths": int(game.get_game_variable(GameVariable.DEATHCOUNT)),
             "kills": result.kills,
             "tics": result.tics,
-            "game_tics": int(game.get_episode_time()),
+            # After a frag limit ends the map the engine reports tic 0: the last step's tic is the match's length.
+            "game_tics": max(int(game.get_episode_time()), pace.tic[-1] + 1 if pace.tic else 0),
             "seconds": seconds,
             "frags_by_slot": frags_by_slot,
             "engine_pids": sorted(session.engine_pids),
