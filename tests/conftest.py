@@ -61,18 +61,11 @@ def golem_cli(tmp_path: Path):
 
 def _wait_for_display(display: str, proc: subprocess.Popen[bytes], timeout: float = 15.0) -> None:
     """Wait until a client can open ``display``: once a CI run saw golem refuse ``:0`` just after Xvfb named it."""
-    import ctypes
-    import ctypes.util
+    from golem.runtime.session import display_opens
 
-    xlib = ctypes.CDLL(ctypes.util.find_library("X11") or "libX11.so.6")
-    xlib.XOpenDisplay.argtypes = [ctypes.c_char_p]
-    xlib.XOpenDisplay.restype = ctypes.c_void_p
-    xlib.XCloseDisplay.argtypes = [ctypes.c_void_p]
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        handle = xlib.XOpenDisplay(display.encode())
-        if handle:
-            xlib.XCloseDisplay(handle)
+        if display_opens(display) is not False:
             return
         if proc.poll() is not None:
             raise AssertionError(f"Xvfb on {display} exited ({proc.returncode}) before a client could connect")

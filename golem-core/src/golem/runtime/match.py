@@ -352,7 +352,7 @@ def _play(plan: MatchPlan, index: int, spec: PlayerSpec, barrier: Any, progress:
     with session:
         for k, pid in enumerate(sorted(session.engine_pids)[:ENGINE_SLOTS]):  # shared: read even if we are killed
             engine_pids[index * ENGINE_SLOTS + k] = pid
-        results.put(("started", index, sorted(session.engine_pids)))
+        results.put(("started", index, None))
         if spec.kind == "model":
             policy.check_session(session)
         timed = TicLog(policy)
@@ -517,7 +517,6 @@ def play_match(
     parent = os.getpid()
     procs = [ctx.Process(target=_player_main, args=(parent, plan, i, barrier, progress, engine_pids, results), daemon=True,
                          name=f"golem-player-{plan.players[i].name}") for i in range(n)]
-    engines: set[int] = set()
     started: set[int] = set()
     done: dict[int, dict[str, Any]] = {}
     failure: str | None = None
@@ -535,14 +534,12 @@ def play_match(
                 kind = None
             if kind == "started":
                 started.add(index)
-                engines.update(payload)
                 if len(started) == n:
                     last_move = time.monotonic()
                     if on_started is not None:
                         on_started()
             elif kind == "done":
                 done[index] = payload
-                engines.update(payload["engine_pids"])
             elif kind == "aborted":
                 aborted[index] = payload
             elif kind == "error":
@@ -581,8 +578,7 @@ def play_match(
                 proc.kill()
                 proc.join(timeout=5)
         # Not from the queue: a player killed while sending leaves half a message there, and reading it blocks.
-        engines.update(int(pid) for pid in engine_pids if pid > 0)
-        survivors = _reap_engines(engines)
+        survivors = _reap_engines({int(pid) for pid in engine_pids if pid > 0})
         if survivors:
             log.error("match_engines_survived", pids=survivors)
     if failure is not None:
@@ -615,8 +611,7 @@ def _report(plan: MatchPlan, done: dict[int, dict[str, Any]]) -> tuple[MatchRepo
     report = MatchReport(
         scenario=plan.scenario, rules=plan.rules, players=players, bots=bots, game_tics=game_tics,
         seconds=round(seconds, 3), tics_per_second=round(game_tics / max(seconds, 1e-9), 1),
-        lockstep=_lockstep([logs[p.name] for p in plan.players]) if len(plan.players) > 1 else
-        _lockstep([logs[plan.players[0].name]]),
+        lockstep=_lockstep([logs[p.name] for p in plan.players]),
         tic_log=logs,
     )
     episodes = [done[i]["episode"] for i in range(len(plan.players))]

@@ -188,9 +188,7 @@ def run_episode(
         respawn = respawn_buttons(session) if pace is not None else None
         while not game.is_episode_finished():
             if game.is_player_dead():  # multiplayer: the episode goes on after a death
-                if not dead_before:
-                    deaths += 1
-                    policy.reset(game)
+                deaths += int(not dead_before)
                 dead_before = True
                 if respawn is None:
                     game.respawn_player()

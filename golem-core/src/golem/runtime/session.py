@@ -41,6 +41,13 @@ DEFAULT_RESOLUTION = "RES_160X120"
 #: (measured for these two; ``deathmatch.wad`` and ``multi_deathmatch.wad`` start alone).
 MULTIPLAYER_ONLY_WADS = ("cig.wad", "multi_duel.wad")
 
+
+
+def multiplayer_only(scenario: Scenario) -> bool:
+    """Whether ``scenario``'s WAD is one of :data:`MULTIPLAYER_ONLY_WADS` (it needs ``-host``/``-join``)."""
+    return scenario.wad is not None and scenario.wad.name.lower() in MULTIPLAYER_ONLY_WADS
+
+
 # One engine start at a time in this process, so new child pids are ours.
 _INIT_LOCK = threading.Lock()
 # Guards of engines frozen after a start timeout: kept alive so their watchdog
@@ -64,17 +71,24 @@ def check_display() -> None:
     display = os.environ.get("DISPLAY", "")
     if not display:
         raise GolemError(f"no display for the game window: DISPLAY is not set; {hint}")
+    if display_opens(display) is False:
+        raise GolemError(f"cannot open display {display!r} for the game window; {hint}")
+
+
+def display_opens(display: str) -> bool | None:
+    """Whether an X client can open ``display`` now (``None``: no Xlib here to ask)."""
     try:
         xlib = ctypes.CDLL(ctypes.util.find_library("X11") or "libX11.so.6")
     except OSError:
-        return  # no Xlib to ask; let the engine try
+        return None
     xlib.XOpenDisplay.argtypes = [ctypes.c_char_p]
     xlib.XOpenDisplay.restype = ctypes.c_void_p
     xlib.XCloseDisplay.argtypes = [ctypes.c_void_p]
     handle = xlib.XOpenDisplay(display.encode())
     if not handle:
-        raise GolemError(f"cannot open display {display!r} for the game window; {hint}")
+        return False
     xlib.XCloseDisplay(handle)
+    return True
 
 
 class Configurer(Protocol):
@@ -133,11 +147,10 @@ class Session:
         self.seed = settings.game.seed if seed is None else seed
         self._guard: EngineGuard | None = None
 
-        wad = self.scenario.wad.name.lower() if self.scenario.wad is not None else ""
-        if wad in MULTIPLAYER_ONLY_WADS and not any(a.split()[0] in ("-host", "-join") for a in extra_args if a.split()):
+        if multiplayer_only(self.scenario) and not any(a.split()[0] in ("-host", "-join") for a in extra_args if a.split()):
             raise GolemError(
-                f"{self.scenario.name} ({wad}) is a multiplayer map that crashes the engine outside a network game: "
-                f"play it with `golem run match` (e.g. --agents MODEL --bots 4)"
+                f"{self.scenario.name} ({self.scenario.wad.name.lower()}) is a multiplayer map that crashes the engine "
+                "outside a network game: play it with `golem run match` (e.g. --agents MODEL --bots 4)"
             )
         keys = [s.key for s in self.sensors]
         if len(set(keys)) != len(keys):

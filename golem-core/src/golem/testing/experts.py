@@ -15,10 +15,9 @@ def _network_game_of_one(scenario: str) -> list[str]:
     """Host arguments for a multiplayer-only map (``cig``), which the engine cannot start alone; else none."""
     from golem.runtime.netgame import free_port, host_args
     from golem.runtime.scenarios import resolve_scenario
-    from golem.runtime.session import MULTIPLAYER_ONLY_WADS
+    from golem.runtime.session import multiplayer_only
 
-    wad = resolve_scenario(scenario).wad
-    if wad is None or wad.name.lower() not in MULTIPLAYER_ONLY_WADS:
+    if not multiplayer_only(resolve_scenario(scenario)):
         return []
     return host_args(1, free_port(), "deathmatch", name="expert", cheats_off=False)
 

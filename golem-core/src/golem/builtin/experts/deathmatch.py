@@ -77,7 +77,8 @@ class DeathmatchExpert(Expert):
             offset, _ = target
             if abs(offset) <= AIM_BAND:
                 return self.press("ATTACK", "MOVE_FORWARD")
-            return self.press("TURN_RIGHT" if offset > 0 else "TURN_LEFT", "ATTACK" if abs(offset) < 2 * AIM_BAND else "")
+            turn = "TURN_RIGHT" if offset > 0 else "TURN_LEFT"
+            return self.press(turn, "ATTACK") if abs(offset) < 2 * AIM_BAND else self.press(turn)
         if self._turning:
             self._turning -= 1
             return self.press(self._turn)
