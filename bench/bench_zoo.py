@@ -24,12 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from console import golem  # bench/ is on the path when a benchmark runs as a script
+from golem.runtime.scenarios import scenario_spec
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "zoo.json"
 
-#: Expert episodes recorded per scenario by default (roughly 20–60k frames, except basic's short episodes).
-EPISODES = {"basic": 240, "defend_the_center": 60, "health_gathering": 15, "take_cover": 15, "my_way_home": 100}
+#: Scenarios on the board by default: the five the issue names, then the other experts' scenarios.
+SCENARIOS = ["basic", "defend_the_center", "health_gathering", "take_cover", "my_way_home"]
 
 #: Published results to compare with (what they measured, and where).
 REFERENCES = {
@@ -80,6 +81,7 @@ def run_one(scenario: str, model: str, episodes: int, eval_episodes: int, worker
         "measured": datetime.now(UTC).isoformat(timespec="seconds"),
         "recorded_episodes": episodes,
         "frames": trained["data"]["total_steps"],
+        "frame_skip": board.get("frame_skip", 1),
         "settings": extra,
         "updates": trained.get("updates"),
         "best_epoch": trained.get("best_epoch"),
@@ -102,15 +104,16 @@ def fmt(stat: Any) -> str:
 
 
 def table(results: dict[str, Any]) -> str:
-    rows = ["| scenario | model | expert episodes (frames) | train min | eval episodes | measure | model | random | expert "
-            "| normalised | published |",
-            "|---|---|---|---|---|---|---|---|---|---|---|"]
+    rows = ["| scenario | model | skip | expert episodes (frames) | train min | eval episodes | measure | model | random "
+            "| expert | normalised | published |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for key in sorted(results):
         r = results[key]
         m = r["measure"]
         norm = "—" if r["normalised"] is None else f"{100 * r['normalised']:.0f} %"
         rows.append(
-            f"| {r['scenario']} | {r['model']} | {r['recorded_episodes']} ({r['frames']:,}) | {r['minutes']['train']:.1f} "
+            f"| {r['scenario']} | {r['model']} | {r.get('frame_skip', 1)} | {r['recorded_episodes']} ({r['frames']:,}) "
+            f"| {r['minutes']['train']:.1f} "
             f"| {r['eval_episodes']} | {m['label']} | "
             f"{fmt(m.get('model'))} | {fmt(m.get('random'))} | {fmt(m.get('expert'))} | {norm} | {r['reference'] or '—'} |"
         )
@@ -121,7 +124,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scenario", action="append", help="scenario with an expert (repeatable; default: all)")
     parser.add_argument("--model", action="append", help="model component (repeatable; default: cfc)")
-    parser.add_argument("--episodes", type=int, help="expert episodes to record (default: per scenario)")
+    parser.add_argument("--episodes", type=int, help="expert episodes to record (default: the scenario spec's)")
     parser.add_argument("--eval-episodes", type=int, default=30)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--set", dest="sets", action="append", default=[], help="extra training setting KEY=VALUE")
@@ -133,9 +136,9 @@ def main() -> int:
         print(table(results))
         return 0
     started = time.perf_counter()
-    for scenario in args.scenario or list(EPISODES):
+    for scenario in args.scenario or SCENARIOS:
         for model in args.model or ["cfc"]:
-            episodes = args.episodes or EPISODES.get(scenario, 30)
+            episodes = args.episodes or scenario_spec(scenario).episodes
             print(f"{scenario} / {model}: {episodes} expert episodes …", flush=True)
             result = run_one(scenario, model, episodes, args.eval_episodes, args.workers, args.sets)
             results[f"{scenario}/{model}"] = result

@@ -90,7 +90,7 @@ def test_unknown_scenario_for_human_is_one_line(golem_cli, tmp_path: Path):
 def _record_in_background(tmp_path: Path, episodes: int) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [str(GOLEM), "--log-level", "warning", "run", "record", "--expert", "health_gathering",
-         "--episodes", str(episodes), "--max-steps", "300"],
+         "--episodes", str(episodes), "--max-steps", "300", "--frame-skip", "1"],
         cwd=tmp_path, env=_clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         start_new_session=True,
     )
@@ -138,11 +138,14 @@ def test_ctrl_c_keeps_completed_episodes_and_exits_130(golem_cli, tmp_path: Path
 
 
 def test_take_cover_without_max_steps_stops_at_its_default_limit(golem_cli, tmp_path: Path):
-    # take_cover has no time-out of its own and its expert does not die: 2,100 tics, as World Models ran it.
+    # take_cover has no time-out of its own and its expert does not die: 2,100 tics, as World Models ran it,
+    # in decisions of the scenario's 4 tics.
     golem_cli(["run", "record", "--expert", "take_cover", "--episodes", "1"], check=True)
     with TrajectoryStore.open(_store(tmp_path)) as store:
         (info,) = store.episodes()
-        assert info.length == 2100
+        assert info.length == 2100 // 4 and info.meta.frame_skip == 4
+        tics = store.read(info, "tic")
+        assert (tics[1:] - tics[:-1] == 4).all() and 2100 - 4 <= int(tics[-1]) < 2100
         assert info.meta.truncated is True and info.meta.terminated is False
 
 

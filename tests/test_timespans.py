@@ -141,19 +141,39 @@ def test_time_spans_change_what_a_cfc_model_decides() -> None:
 
 
 def test_evaluate_at_a_frame_skip_from_the_cli(golem_cli, tmp_path: Path) -> None:
-    """A user records and trains at frame skip 2, then judges the model alone at skip 2 and at 4."""
+    """A user records and trains at frame skip 2, then judges the model alone at skip 2 and at 4, and with
+    no flag at the 2 its episodes were recorded at."""
     root = ["--set", f"data.root={tmp_path / 'data'}"]
-    golem_cli(["run", "record", "--expert", "basic", "-n", "3", "--set", "game.frame_skip=2", *root], check=True)
+    golem_cli(["run", "record", "--expert", "basic", "-n", "3", "--frame-skip", "2", *root], check=True)
     golem_cli(["run", "train", "--epochs", "1", "--device", "cpu", "--set", "brain.working_memory=16",
                "--set", "training.min_updates=0", "--set", "training.batch_size=2", *root], check=True)
-    for skip in (2, 4):
-        proc = golem_cli(["run", "evaluate", "-n", "1", "--frame-skip", str(skip), "--no-baselines", "--max-steps",
+    with TrajectoryStore.open(tmp_path / "data" / "stores" / "demos") as store:
+        assert {info.meta.frame_skip for info in store.episodes()} == {2}
+    for skip in (2, 4, None):  # None: the model decides as often as its demonstrations did
+        flag = [] if skip is None else ["--frame-skip", str(skip)]
+        proc = golem_cli(["run", "evaluate", "-n", "1", *flag, "--no-baselines", "--max-steps",
                           "40", "--json", *root], check=True)
         board = json.loads(proc.stdout)
         assert set(board["policies"]) == {"model"}
+        assert board["frame_skip"] == (skip or 2)
         tics = board["policies"]["model"]["tics"]["mean"]
-        assert 0 < tics <= 40 and tics % skip == 0  # k tics per decision
+        assert 0 < tics <= 40 and tics % (skip or 2) == 0  # k tics per decision
     bad = golem_cli(["run", "evaluate", "-n", "1", "--frame-skip", "0", *root])
     assert bad.returncode != 0 and "Traceback" not in bad.stderr and "frame-skip" in bad.stderr
     bad = golem_cli(["run", "evaluate", "-n", "1", "--set", "game.timespans=sometimes", *root])
     assert bad.returncode != 0 and "Traceback" not in bad.stderr and "game.timespans" in bad.stderr
+
+
+def test_recording_takes_the_scenarios_frame_skip_unless_one_is_given(golem_cli, tmp_path: Path) -> None:
+    """health_gathering's spec decides every 4 tics; --frame-skip (or --set game.frame_skip) wins."""
+    from golem.runtime.scenarios import scenario_spec
+
+    assert scenario_spec("health_gathering").frame_skip == 4 and scenario_spec("basic").frame_skip == 1
+    for store, flag, want in (("spec", [], 4), ("given", ["--frame-skip", "1"], 1),
+                              ("set", ["--set", "game.frame_skip=2"], 2)):
+        golem_cli(["run", "record", "--expert", "health_gathering", "-n", "1", "--max-steps", "40", *flag,
+                   "--set", f"data.root={tmp_path}", "--set", f"data.store={store}"], check=True)
+        with TrajectoryStore.open(tmp_path / "stores" / store) as opened:
+            (info,) = opened.episodes()
+            assert info.meta.frame_skip == want
+            assert (np.diff(opened.read(info, "tic")) == want).all()

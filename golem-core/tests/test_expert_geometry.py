@@ -12,7 +12,9 @@ from golem.builtin.experts.geometry import (
     aim_tolerance,
     bearing,
     lateral_offset,
+    press_turn,
     relative_bearing,
+    turn_deadband,
     turn_toward,
     wrap_angle,
 )
@@ -36,6 +38,27 @@ def test_lateral_offset_and_aim_tolerance() -> None:
     assert lateral_offset(0, 0, 90.0, 20, 100) == pytest.approx(-20.0)
     assert aim_tolerance(100.0, 10.0) == pytest.approx(math.degrees(math.atan(0.1)))
     assert aim_tolerance(10_000.0, 10.0, floor=1.0) == 1.0
+
+
+def test_a_held_turn_press_turns_more_and_its_deadband_widens() -> None:
+    # The first six tics of a press turn at half rate (1.76°), then 3.52° a tic.
+    assert press_turn(1) == pytest.approx(1.76)
+    assert press_turn(4) == pytest.approx(7.04)
+    assert press_turn(8) == pytest.approx(6 * 1.76 + 2 * 3.52)
+    # One tic: the expert's own floor; held 4 tics: half the 7° the press turns, so it does not overshoot.
+    assert turn_deadband(1, 0.9) == 0.9
+    assert turn_deadband(4, 0.9) == pytest.approx(3.52)
+    assert turn_deadband(4, 5.0) == 5.0
+
+
+def test_experts_read_the_frame_skip_as_their_hold() -> None:
+    from golem.builtin.experts import EXPERTS
+    from golem.profiles import BASIC
+    from golem.settings import GolemSettings
+
+    assert EXPERTS["take_cover"](BASIC).hold == 1
+    skip4 = GolemSettings.model_validate({"game": {"frame_skip": 4}})
+    assert EXPERTS["take_cover"](BASIC, skip4).hold == 4
 
 
 def _box(x0: float, y0: float, x1: float, y1: float) -> list[Segment]:

@@ -204,9 +204,9 @@ def test_two_engines_starting_together_in_a_new_folder(tmp_path, monkeypatch):
 
 
 def test_scenarios_without_a_time_out_get_a_default_step_limit():
-    from golem.runtime.scenarios import DEFAULT_MAX_STEPS, step_limit
+    from golem.runtime.scenarios import SCENARIO_SPECS, step_limit
 
-    assert step_limit("take_cover", None) == 2100 == DEFAULT_MAX_STEPS["take_cover"]
+    assert step_limit("take_cover", None) == 2100 == SCENARIO_SPECS["take_cover"].max_steps
     assert step_limit("take_cover", 50) == 50  # a given limit wins
     assert step_limit("/somewhere/take_cover.cfg", None) == 2100
     assert step_limit("basic", None) is None  # basic has its own time-out

@@ -42,6 +42,12 @@ class Expert(ABC):
         self.action_names = tuple(action_names)
         self.index = {a: i for i, a in enumerate(self.action_names)}
 
+    @property
+    def hold(self) -> int:
+        """Tics each decision holds its buttons (``game.frame_skip``): rules written per tic scale by it."""
+        game = getattr(self.settings, "game", None)
+        return max(1, int(getattr(game, "frame_skip", 1) or 1))
+
     @classmethod
     def plays(cls, scenario: str) -> bool:
         """Whether this expert plays ``scenario`` (a name or a path); default: it is one of :attr:`scenarios`."""

@@ -31,6 +31,8 @@ def scoreboard_table(board: Scoreboard) -> Table:
     """Mean ± std per policy; kills, survival and goal columns where the scenario has them."""
     summary = board.summary()
     title = f"{summary['scenario']}: {summary['episodes']} episode(s) per policy, seeds {board.plan.start_seed}…"
+    if board.plan.frame_skip > 1:
+        title += f", a decision every {board.plan.frame_skip} tics"
     table = Table(title=title, show_edge=False)
     table.add_column("policy")
     table.add_column("return", justify="right")
@@ -98,6 +100,7 @@ def evaluate_command(
     plan = EvalPlan(
         model_path=path, scenario=scenario_name, episodes=episodes, workers=workers, start_seed=seed,
         max_steps=max_steps, threshold=threshold, expert=expert, baselines=baselines,
+        frame_skip=int(settings.game.frame_skip),
     )
     total = episodes * len(plan.roles)
     progress = LineProgress(

@@ -12,7 +12,7 @@ import typer
 from rich.table import Table
 
 from golem.registry import Registry
-from golem.runtime.agent import check_compatible, load_agent, settings_for_model, trained_scenario, model_threshold
+from golem.runtime.agent import at_trained_frame_skip, check_compatible, load_agent, settings_for_model, trained_scenario, model_threshold
 from golem.runtime.rollout import EpisodeResult, run_episode
 from golem.runtime.video import VIDEO_FPS, VideoObserver, VideoWriter
 from golem.learning.archives import resolve_model
@@ -44,11 +44,13 @@ def resolve_player(
     is a given ``brain.activation``, else the model's per-action thresholds
     calibrated on validation, else the activation it was trained with, else the default. The
     settings take the model's profile, sensors and sensor settings where none
-    were given (:func:`golem.runtime.agent.settings_for_model`).
+    were given (:func:`golem.runtime.agent.settings_for_model`), and every policy decides
+    as often as the model's demonstrations did (``data.frame_skip``) unless
+    ``game.frame_skip`` was given.
     """
     path = resolve_model(resolved.settings, model)
     metadata = read_metadata(path)
-    settings = settings_for_model(resolved, metadata, registry)
+    settings = at_trained_frame_skip(settings_for_model(resolved, metadata, registry), resolved.sources, metadata)
     scenario = settings.game.scenario
     if "game.scenario" not in resolved.sources:
         scenario = trained_scenario(metadata) or scenario

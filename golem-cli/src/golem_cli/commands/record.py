@@ -12,7 +12,7 @@ from golem.data.recording import (
     Episode, RecordPlan, continuing_seeds, expert_plays, record, require_sensors, resolve_expert,
 )
 from golem.runtime.generated import generated_maps
-from golem.runtime.scenarios import resolve_scenario
+from golem.runtime.scenarios import scenario_spec, resolve_scenario
 from golem.selection import check_selected
 from golem.runtime.session import check_display
 from golem.data.store import TrajectoryStore
@@ -31,6 +31,7 @@ def record_command(
     seed: Annotated[Optional[int], typer.Option("--seed", min=0, help="Seed of the first episode; episode i uses seed+i.")] = None,
     tag: Annotated[Optional[list[str]], typer.Option("--tag", help="Label stored with each episode. Repeatable.")] = None,
     max_steps: Annotated[Optional[int], typer.Option("--max-steps", min=1, help="Cut episodes after this many tics.")] = None,
+    frame_skip: Annotated[Optional[int], typer.Option("--frame-skip", min=1, max=35, help="Tics each expert decision holds its buttons (game.frame_skip; default: the scenario's, 4 on most shipped scenarios); a model trained on the episodes plays at it.")] = None,
     procgen_phase: ProcgenPhaseOpt = None,
     maps: MapsOpt = 10,
     generator: GeneratorOpt = "builtin",
@@ -46,7 +47,8 @@ def record_command(
     st = state(ctx)
     if (expert is None) == (not human):
         raise GolemError("choose exactly one demonstrator: --expert NAME or --human")
-    resolved = st.resolve(plugin=plugin, set_=set_, flags={"game.scenario": scenario, "game.seed": seed})
+    resolved = st.resolve(plugin=plugin, set_=set_,
+                          flags={"game.scenario": scenario, "game.seed": seed, "game.frame_skip": frame_skip})
     settings = resolved.settings
     registry = st.host.registry
     check_selected(settings, registry, ["sensors"])
@@ -63,6 +65,9 @@ def record_command(
         scenario_name = settings.game.scenario
     # Fail on a bad scenario or a missing display before anything is created on disk.
     resolve_scenario(scenario_name, settings.game.doom_map)
+    if expert is not None and "game.frame_skip" not in resolved.sources:  # a person plays every tic
+        skip = scenario_spec(scenario_name).frame_skip
+        settings = settings.model_copy(update={"game": settings.game.model_copy(update={"frame_skip": skip})})
     if human:
         check_display()
     plan = RecordPlan(

@@ -44,8 +44,10 @@ def train_command(
     st = state(ctx)
     flags = {"training.epochs": epochs, "training.updates": updates, "training.seed": seed, "training.device": device,
              "training.tensorboard": tensorboard}
-    settings = st.resolve(plugin=plugin, set_=set_, flags=flags).settings
-    plan = TrainPlan(module=module, include_recovery=include_recovery, resume=resume, store=store)
+    resolved = st.resolve(plugin=plugin, set_=set_, flags=flags)
+    settings = resolved.settings
+    plan = TrainPlan(module=module, include_recovery=include_recovery, resume=resume, store=store,
+                     given=frozenset(resolved.sources))
     timeout = settings.training.peer_timeout
     check_divisible(settings.training.batch_size, Ranks(0, nproc))  # before any process starts
     with ExitStack() as stack:

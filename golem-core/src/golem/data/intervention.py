@@ -222,7 +222,7 @@ def intervene(
                 meta = EpisodeMeta(
                     profile=settings.brain.profile, action_names=list(session.action_names), scenario=scenario,
                     source="recovery", sensors=[s.name for s in sensors], map=settings.game.doom_map, seed=seed,
-                    tags=["intervention"], sensor_settings=recorded_settings(sensors),
+                    tags=["intervention"], sensor_settings=recorded_settings(sensors), frame_skip=1,
                     extra={"intervention": True, "start_tic": start_tic, "context_tics": context,
                            "human_tics": int(len(arrays["actions"]) - context), "retroactive": cfg.retroactive,
                            "model": str(plan.model), "model_sha256": digest},

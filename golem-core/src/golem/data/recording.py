@@ -280,6 +280,7 @@ def _episodes_in_process(
                 terminated=result.terminated,
                 truncated=result.truncated,
                 sensor_settings=recorded_settings(sensors),
+                frame_skip=1 if human else int(settings.game.frame_skip),
                 extra=({"expert": plan.expert, **counters} if expert is not None else dict(counters))
                 | dagger_extra,
             )

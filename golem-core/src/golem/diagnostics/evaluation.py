@@ -88,6 +88,8 @@ class EvalPlan:
         threshold: the model's button threshold (``brain.activation``), or one per action.
         expert: expert name (``None``: none plays).
         baselines: also play the random policy (and the expert); ``False``: the model alone.
+        frame_skip: tics each decision of every policy holds (``game.frame_skip`` of the settings
+            the episodes run with), reported with the results.
     """
 
     model_path: Path
@@ -99,6 +101,7 @@ class EvalPlan:
     threshold: float | list[float] = 0.5
     expert: str | None = None
     baselines: bool = True
+    frame_skip: int = 1
 
     @property
     def seeds(self) -> list[int]:
@@ -161,6 +164,7 @@ class Scoreboard:
             "episodes": self.plan.episodes,
             "seeds": self.plan.seeds,
             "max_steps": self.plan.max_steps,
+            "frame_skip": self.plan.frame_skip,
             "threshold": self.plan.threshold,
             "policies": policies,
             "share": self.share(),

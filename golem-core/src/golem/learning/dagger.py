@@ -42,7 +42,7 @@ from golem.learning.archives import active_model_path
 from golem.learning.checkpoints import read_metadata
 from golem.learning.training import TrainPlan, train
 from golem.registry import Registry
-from golem.runtime.agent import model_threshold, settings_for_model
+from golem.runtime.agent import at_trained_frame_skip, model_threshold, settings_for_model
 from golem.settings import GolemSettings, ResolvedSettings
 
 log = structlog.get_logger("golem.learning.dagger")
@@ -148,7 +148,7 @@ def settings_from_model(resolved: ResolvedSettings, registry: Registry) -> Golem
     if not path.is_file():
         return resolved.settings
     metadata = read_metadata(path)
-    settings = settings_for_model(resolved, metadata, registry)
+    settings = at_trained_frame_skip(settings_for_model(resolved, metadata, registry), resolved.sources, metadata)
     spec = metadata.get("spec") or {}
     taken = {k: spec[k] for k in ("model", "working_memory", "cortical_depth", "feature_norm")
              if k in spec and f"brain.{k}" not in resolved.sources}

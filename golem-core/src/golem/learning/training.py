@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -55,7 +55,8 @@ from golem.learning.modelspec import ModelSpec
 from golem.registry import Registry
 from golem.selection import check_selected
 from golem.settings import GolemSettings
-from golem.data.store import TrajectoryStore
+from golem.data.store import EpisodeInfo, TrajectoryStore
+from golem.runtime.scenarios import scenario_spec
 from golem.learning.tensorboard import EventLog, run_folder
 from golem.learning.validation import Tally, Validation, calibrate_thresholds, run_model, to_device, validate
 
@@ -77,12 +78,15 @@ class TrainPlan:
         include_recovery: also train on recovery episodes (``training.recovery_ratio`` of the streams).
         resume: fine-tune the active model of the profile instead of starting from scratch.
         store: the trajectory store directory (default ``settings.store_path()``).
+        given: dotted settings keys the user set (``ResolvedSettings.sources``); a key not among them
+            may take the trained scenario's default (:class:`golem.runtime.scenarios.ScenarioSpec`).
     """
 
     module: str | None = None
     include_recovery: bool = False
     resume: bool = False
     store: Path | None = None
+    given: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -243,6 +247,23 @@ def prefetched(dataset: SequenceDataset, batches: Iterable[Sequence[int]], depth
             yield batch
 
 
+# --- data ----------------------------------------------------------------------
+
+
+def data_frame_skip(episodes: Iterable[EpisodeInfo]) -> int:
+    """The tics per decision of ``episodes``: their most common ``frame_skip`` (unrecorded: 1).
+
+    Episodes recorded at several skips train one model that plays at the most common one
+    (logged as ``train.mixed_frame_skip``).
+    """
+    counts = Counter(int(info.meta.frame_skip or 1) for info in episodes)
+    if not counts:
+        return 1
+    if len(counts) > 1:
+        log.warning("train.mixed_frame_skip", steps_by_skip=dict(counts))
+    return counts.most_common(1)[0][0]
+
+
 # --- resume ------------------------------------------------------------------
 
 
@@ -309,19 +330,28 @@ def train(
         if cfg.sequence_length != dataset.sequence_length:  # "auto", resolved from the episodes
             cfg = cfg.model_copy(update={"sequence_length": dataset.sequence_length})
             settings = settings.model_copy(update={"training": cfg})
+        scenarios = sorted({info.meta.scenario for info in dataset.episodes.values()})
+        if cfg.mirror and "training.mirror" not in plan.given and len(scenarios) == 1 \
+                and not scenario_spec(scenarios[0]).mirror:
+            # A fixed maze mirrored is another maze: its twins would teach the wrong turns.
+            log.info("train.mirror_off", scenario=scenarios[0], reason="scenario spec")
+            dataset = dataset.subset(dataset.episodes, mirror=False)
+            cfg = cfg.model_copy(update={"mirror": False})
+            settings = settings.model_copy(update={"training": cfg})
         # 3. whole-episode validation split (validation is never mirrored).
         train_ds, val_ds = dataset.split(cfg.validation_split, cfg.seed)
         if len(train_ds) == 0:
             raise GolemError("no training window left after the validation split; record more episodes")
         if len(val_ds) == 0:
             log.warning("train.no_validation", validation_split=cfg.validation_split, episodes=len(dataset.episodes))
-        scenarios = sorted({info.meta.scenario for info in dataset.episodes.values()})
         data = {
             "store": str(store_path.resolve()),
             "module": plan.module,
             # play and evaluate default to the scenario a model was trained on, when it is one
             "scenario": scenarios[0] if len(scenarios) == 1 else None,
             "scenarios": scenarios,
+            # the tics each decision held in the data: play and evaluate decide as often by default
+            "frame_skip": data_frame_skip(dataset.episodes.values()),
             "include_recovery": plan.include_recovery,
             "episodes": sorted(dataset.episodes),
             "train_episodes": sorted(train_ds.episodes),

@@ -267,6 +267,22 @@ def trained_scenario(metadata: Mapping[str, Any]) -> str | None:
     return None
 
 
+def trained_frame_skip(metadata: Mapping[str, Any]) -> int | None:
+    """The tics per decision of the data a checkpoint was trained on (``data.frame_skip``), if it says."""
+    data = metadata.get("data")
+    value = data.get("frame_skip") if isinstance(data, Mapping) else None
+    return int(value) if isinstance(value, int) and value >= 1 else None
+
+
+def at_trained_frame_skip(settings: GolemSettings, given: Mapping[str, str], metadata: Mapping[str, Any]) -> GolemSettings:
+    """``settings`` deciding every ``data.frame_skip`` tics, as the checkpoint's demonstrations did, unless
+    ``game.frame_skip`` is among the ``given`` keys (or the checkpoint does not record its data's skip)."""
+    skip = trained_frame_skip(metadata)
+    if skip is None or "game.frame_skip" in given or skip == settings.game.frame_skip:
+        return settings
+    return settings.model_copy(update={"game": settings.game.model_copy(update={"frame_skip": skip})})
+
+
 def settings_for_model(resolved: ResolvedSettings, metadata: Mapping[str, Any], registry: Registry) -> GolemSettings:
     """The run's settings with the checkpoint's profile, sensors and sensor sections wherever the user set none.
 
@@ -342,6 +358,7 @@ __all__ = [
     "Agent",
     "load_agent",
     "settings_for_model",
+    "at_trained_frame_skip",
     "trained_scenario",
     "trained_threshold",
     "trained_thresholds",

@@ -419,6 +419,7 @@ def _episode(plan: MatchPlan, spec: PlayerSpec, settings: Any, session: Any, sen
         terminated=result.terminated,
         truncated=result.truncated,
         sensor_settings=sensor_settings,
+        frame_skip=int(settings.game.frame_skip),
         extra={"player": spec.name, "kind": spec.kind, "ref": spec.ref, "match_slots": plan.slots,
                "bots": plan.bots, **counters},
     )

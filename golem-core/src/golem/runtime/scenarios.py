@@ -24,19 +24,62 @@ def scenarios_dir() -> Path:
     return Path(vizdoom.scenarios_path)
 
 
-#: Step limits of shipped scenarios that have no time-out of their own (their experts rarely die):
-#: take_cover as World Models ran it, 2,100 tics (60 s); defend_the_line the same.
-DEFAULT_MAX_STEPS: dict[str, int] = {"take_cover": 2100, "defend_the_line": 2100}
+@dataclass(frozen=True)
+class ScenarioSpec:
+    """How a shipped scenario is recorded, trained on and played by default (one spec per scenario,
+    as Sample Factory's ``doom_utils`` keeps one).
+
+    Attributes:
+        frame_skip: tics each decision holds its buttons (``game.frame_skip`` where the user set none):
+            record, evaluate and play use it; a trained model carries the skip of its data.
+        max_steps: step limit in tics for scenarios with no time-out of their own (``None``: the
+            scenario's own time-out).
+        mirror: whether left-right mirrored twins of its episodes are valid demonstrations
+            (``training.mirror`` where the user set none): not for a fixed maze, whose mirror image
+            is another maze.
+        episodes: expert episodes a new user should record (the scoreboard's default).
+    """
+
+    frame_skip: int = 1
+    max_steps: int | None = None
+    mirror: bool = True
+    episodes: int = 30
+
+
+#: Specs of the shipped scenarios Golem has measured; others get :class:`ScenarioSpec`'s defaults.
+#: Frame skip 4, as Sample Factory plays every Doom scenario: the experts' decisions held 4 tics are
+#: what a network copies from pixels (``health_gathering``: 53 % → 100 % of the expert with the same
+#: frames; see ``docs/learning-recipe.md``). ``basic`` keeps 1: its episodes last ~11 tics.
+#: take_cover and defend_the_line have no time-out of their own (their experts rarely die): 2,100
+#: tics (60 s), as World Models ran take_cover.
+SCENARIO_SPECS: dict[str, ScenarioSpec] = {
+    "basic": ScenarioSpec(frame_skip=1, episodes=240),
+    "defend_the_center": ScenarioSpec(frame_skip=4, episodes=100),
+    "defend_the_line": ScenarioSpec(frame_skip=4, max_steps=2100, episodes=60),
+    "health_gathering": ScenarioSpec(frame_skip=4, episodes=60),
+    "take_cover": ScenarioSpec(frame_skip=4, max_steps=2100, episodes=60),
+    "my_way_home": ScenarioSpec(frame_skip=4, mirror=False, episodes=300),
+}
+
+
+def scenario_key(scenario: str) -> str:
+    """The name a scenario's spec is filed under: the name itself, or a ``.cfg``/``.wad`` path's file stem."""
+    return Path(scenario).stem if scenario.lower().endswith((".cfg", ".wad")) else scenario
+
+
+def scenario_spec(scenario: str | None) -> ScenarioSpec:
+    """The spec of ``scenario`` (a name or a ``.cfg``/``.wad`` path); defaults for any other."""
+    return SCENARIO_SPECS.get(scenario_key(scenario), ScenarioSpec()) if scenario else ScenarioSpec()
 
 
 def step_limit(scenario: str, max_steps: int | None) -> int | None:
-    """``max_steps`` when given, else the scenario's default limit (:data:`DEFAULT_MAX_STEPS`), else ``None``.
+    """``max_steps`` when given, else the scenario's default limit (:attr:`ScenarioSpec.max_steps`), else ``None``.
 
     ``scenario`` is a name or a ``.cfg``/``.wad`` path (its file stem is looked up).
     """
     if max_steps is not None:
         return max_steps
-    return DEFAULT_MAX_STEPS.get(Path(scenario).stem if scenario.endswith((".cfg", ".wad")) else scenario)
+    return scenario_spec(scenario).max_steps
 
 
 def known_scenarios() -> list[str]:

@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 
 from vizdoom import GameVariable
 
-from golem.builtin.experts.geometry import aim_tolerance, distance, relative_bearing, turn_toward
+from golem.builtin.experts.geometry import aim_tolerance, distance, relative_bearing, turn_deadband, turn_toward
 from golem.builtin.experts.privileged import enable_objects, player_pose
 from golem.experts import Expert
 
@@ -15,7 +15,7 @@ MONSTERS = ("Demon", "MarineChainsawVzd")
 AIM_RADIUS = 6.0
 #: Smallest bearing error (degrees) treated as on target: one slow turn tic is ~1.76°.
 AIM_FLOOR = 0.9
-#: Tics to keep ATTACK released after a shot, so the next one is a first (accurate) shot.
+#: Tics (not decisions) to keep ATTACK released after a shot, so the next one is a first (accurate) shot.
 COOLDOWN = 8
 #: Map units of distance that weigh as much as one degree of turning when picking a target.
 UNITS_PER_DEGREE = 1.0
@@ -58,7 +58,7 @@ class DefendTheCenterExpert(Expert):
             self._cooldown = COOLDOWN
             self._locked = None
         self._ammo = ammo
-        self._cooldown = max(0, self._cooldown - 1)
+        self._cooldown = max(0, self._cooldown - self.hold)
         pose = player_pose(game)
         best: tuple[float, int, float, float] | None = None
         for o in state.objects:
@@ -78,13 +78,14 @@ class DefendTheCenterExpert(Expert):
             self._locked = None
             return self.press()
         _, target, d, err = best
-        turn = turn_toward(err, AIM_FLOOR)
+        floor = turn_deadband(self.hold, AIM_FLOOR)
+        turn = turn_toward(err, floor)
         if self._locked is not None and target == self._locked:
             # Shot under way: hold ATTACK (the bullet leaves a few tics after the weapon
             # takes the press) and keep the aim on the locked target.
             return self.press("ATTACK", turn) if turn else self.press("ATTACK")
         self._locked = None
-        if abs(err) <= aim_tolerance(d, AIM_RADIUS, floor=AIM_FLOOR) and self._cooldown == 0 and ammo > 0:
+        if abs(err) <= aim_tolerance(d, AIM_RADIUS, floor=floor) and self._cooldown == 0 and ammo > 0:
             self._locked = target
             return self.press("ATTACK")
         return self.press(turn) if turn else self.press()

@@ -49,6 +49,25 @@ def turn_toward(error: float, tolerance: float) -> str | None:
     return None
 
 
+#: Tics at the start of a press that turn at half :data:`TURN_STEP`.
+SLOW_TURN_TICS = 6
+#: Half of the engine's horizontal field of view at Golem's 4:3 screens (90°), degrees: what the
+#: learner can see. Experts that pick targets within it act on what is on the screen.
+VIEW_HALF_ANGLE = 45.0
+
+
+def press_turn(tics: int) -> float:
+    """Degrees a turn press held ``tics`` tics turns from rest (the first :data:`SLOW_TURN_TICS` at half rate)."""
+    slow = min(tics, SLOW_TURN_TICS)
+    return slow * TURN_STEP / 2 + (tics - slow) * TURN_STEP
+
+
+def turn_deadband(hold: int, floor: float) -> float:
+    """Bearing error (degrees) within which a decision held ``hold`` tics should not turn: half of what the
+    press would turn (so it does not overshoot and swing back), at least ``floor``."""
+    return max(floor, press_turn(hold) / 2)
+
+
 def aim_tolerance(dist: float, radius: float, floor: float = 1.0) -> float:
     """Largest bearing error (degrees) that still hits a body of ``radius`` at ``dist`` map units."""
     return max(floor, math.degrees(math.atan2(radius, max(dist, 1.0))))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar
 
-from golem.builtin.experts.geometry import NavGrid, blocking_walls, distance, relative_bearing, turn_toward
+from golem.builtin.experts.geometry import NavGrid, blocking_walls, distance, relative_bearing, turn_deadband, turn_toward
 from golem.builtin.experts.health_gathering import RUN_CONE, WIDE_CONE, WIDE_CONE_DISTANCE
 from golem.builtin.experts.privileged import enable_objects, enable_sectors, objects_named, player_pose
 from golem.builtin.experts.take_cover import FRICTION, THRUST
@@ -60,7 +60,7 @@ class HealthGatheringSupremeExpert(Expert):
         self._path: list[tuple[float, float]] = []
         self._target: int | None = None
         self._age = 0
-        self._prev: tuple[float, float] | None = None
+        self._prev: tuple[float, float, int] | None = None
 
     @staticmethod
     def _runs_into_poison(state: Any, x: float, y: float, vx: float, vy: float, heading: float) -> bool:
@@ -107,10 +107,15 @@ class HealthGatheringSupremeExpert(Expert):
 
     def act(self, game: Any, state: Any) -> list[int]:
         pose = player_pose(game)
-        vx, vy = (0.0, 0.0) if self._prev is None else (pose.x - self._prev[0], pose.y - self._prev[1])
-        self._prev = (pose.x, pose.y)
+        tic = int(state.tic)  # velocity per tic over the tics since the last decision
+        if self._prev is None:
+            vx = vy = 0.0
+        else:
+            dt = max(1, tic - self._prev[2])
+            vx, vy = (pose.x - self._prev[0]) / dt, (pose.y - self._prev[1]) / dt
+        self._prev = (pose.x, pose.y, tic)
         alive = {o.id for o in objects_named(state, *ITEMS)}
-        self._age += 1
+        self._age += self.hold
         if self._grid is None or self._target not in alive or self._age >= REPLAN:
             self._plan(state, pose.x, pose.y, pose.angle)
         if not self._path:
@@ -120,7 +125,7 @@ class HealthGatheringSupremeExpert(Expert):
         d = distance(pose.x, pose.y, *self._path[-1])
         err = relative_bearing(pose.x, pose.y, pose.angle, wx, wy)
         buttons = []
-        turn = turn_toward(err, 2.0)
+        turn = turn_toward(err, turn_deadband(self.hold, 2.0))
         if turn:
             buttons.append(turn)
         if abs(err) < RUN_CONE or (d > WIDE_CONE_DISTANCE and abs(err) < WIDE_CONE):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from golem.builtin.experts.geometry import NavGrid, blocking_walls, relative_bearing, turn_toward
+from golem.builtin.experts.geometry import NavGrid, blocking_walls, relative_bearing, turn_deadband, turn_toward
 from golem.builtin.experts.privileged import enable_objects, enable_sectors, objects_named, player_pose
 from golem.experts import Expert
 
@@ -16,6 +16,8 @@ CLEARANCE = 20.0
 LOOKAHEAD = 8
 #: Run forward while the waypoint is within this bearing error, degrees.
 RUN_CONE = 40.0
+#: Bearing error (degrees) under which a one-tic decision does not turn.
+TURN_FLOOR = 3.0
 
 
 class MyWayHomeExpert(Expert):
@@ -53,7 +55,7 @@ class MyWayHomeExpert(Expert):
         wx, wy = self._grid.waypoint(pose.x, pose.y, LOOKAHEAD)
         err = relative_bearing(pose.x, pose.y, pose.angle, wx, wy)
         buttons = []
-        turn = turn_toward(err, 3.0)
+        turn = turn_toward(err, turn_deadband(self.hold, TURN_FLOOR))
         if turn:
             buttons.append(turn)
         if abs(err) < RUN_CONE:

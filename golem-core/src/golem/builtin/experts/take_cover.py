@@ -89,7 +89,7 @@ class TakeCoverExpert(Expert):
 
     def reset(self, game: Any) -> None:
         self._bounds: tuple[float, float, float, float] | None = None
-        self._prev: tuple[float, float] | None = None
+        self._prev: tuple[float, float, int] | None = None
         self._heading = 1
 
     def _room(self, state: Any) -> tuple[float, float, float, float]:
@@ -106,8 +106,14 @@ class TakeCoverExpert(Expert):
         pose = player_pose(game)
         x_lo, _, y_lo, y_hi = self._room(state)
         x_hi = x_lo + MAX_ADVANCE
-        vx, vy = (0.0, 0.0) if self._prev is None else (pose.x - self._prev[0], pose.y - self._prev[1])
-        self._prev = (pose.x, pose.y)
+        # Velocity per tic over the tics since the last decision (``game.frame_skip`` of them).
+        tic = int(state.tic)
+        if self._prev is None:
+            vx = vy = 0.0
+        else:
+            dt = max(1, tic - self._prev[2])
+            vx, vy = (pose.x - self._prev[0]) / dt, (pose.y - self._prev[1]) / dt
+        self._prev = (pose.x, pose.y, tic)
         # The plans' axes in map coordinates: forward along the heading, lateral to its left.
         rad = math.radians(pose.angle)
         fx, fy = math.cos(rad), math.sin(rad)

@@ -63,6 +63,9 @@ class EpisodeMeta:
     extra: dict[str, Any] = field(default_factory=dict)
     terminated: bool | None = None
     truncated: bool | None = None
+    #: Tics each step's buttons were held (``game.frame_skip`` when it was recorded); ``None``: not recorded
+    #: (imports, older stores), read as 1. Training hands it on to the model, which plays at it.
+    frame_skip: int | None = None
     #: The settings sections that shape the stored sensor arrays, e.g. ``{"brain.dsp": {"sample_rate": 22050, …}}``.
     sensor_settings: dict[str, dict[str, Any]] = field(default_factory=dict)
 
