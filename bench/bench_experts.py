@@ -97,9 +97,12 @@ def main(argv: list[str] | None = None) -> int:
     log.info("bench_started", scenarios=scenarios, episodes=args.episodes, workers=args.workers)
     with ProcessPoolExecutor(max_workers=args.workers) as pool:
         done = list(pool.map(run_job, *zip(*jobs)))
+    # Scenarios run before (another --scenarios) stay in the file; the ones run now replace theirs.
+    earlier = json.loads(args.out.read_text()) if args.out.is_file() else {}
     results: dict[str, Any] = {"episodes": args.episodes, "max_tics": MAX_TICS,
                                "random_policy": "each button independently, p=0.5, seeded per episode",
-                               "scenarios": {}}
+                               "scenarios": {k: v for k, v in earlier.get("scenarios", {}).items()
+                                             if k not in scenarios and earlier.get("episodes") == args.episodes}}
     for job in done:
         entry = results["scenarios"].setdefault(job["scenario"], {})
         entry[job["policy"]] = {"summary": summarise(job["episodes"]), "episodes": job["episodes"],

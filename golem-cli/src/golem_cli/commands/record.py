@@ -106,8 +106,14 @@ def record_command(
             raise typer.Exit(130) from None
     mean = sum(returns) / len(returns)
     st.out.print(
-        f"recorded {len(ids)} episode(s), {frames} frames, mean return {mean:.2f} → {path} (ids {ids[0]}–{ids[-1]})"
+        f"recorded {len(ids)} episode(s), {frames} frames{_every(1 if human else settings.game.frame_skip)}, mean return {mean:.2f} "
+        f"→ {path} (ids {ids[0]}–{ids[-1]})"
     )
+
+
+def _every(skip: int) -> str:
+    """`` (a decision every k tics)`` when ``k > 1``, else nothing."""
+    return f" (a decision every {skip} tics)" if skip > 1 else ""
 
 
 def _record_maps(
