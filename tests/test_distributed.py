@@ -22,7 +22,8 @@ from tests.conftest import GOLEM, _clean_env
 pytestmark = pytest.mark.engine
 
 TINY = ["--set", "brain.working_memory=16", "--set", "training.batch_size=4", "--set", "training.sequence_length=4",
-        "--set", "brain.feature_norm=none", "--set", "training.keep_best=false", "--no-tensorboard", "--device", "cpu"]
+        "--set", "brain.feature_norm=none", "--set", "training.keep_best=false", "--set", "training.precision=fp32",
+        "--no-tensorboard", "--device", "cpu"]
 
 
 def _golem(args: list[str], root: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:

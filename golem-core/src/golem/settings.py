@@ -113,6 +113,12 @@ class TrainingSettings(_Group):
     validation_split: float = Field(0.1, ge=0.0, lt=1.0, description="share of episodes held out")
     seed: int = Field(0, ge=0)
     device: Literal["auto", "cpu", "cuda", "mps"] = "auto"
+    precision: Literal["auto", "fp32", "bf16"] = Field(
+        "auto",
+        description="what the sensor cortices compute in while training (the core, the loss and the weights stay "
+        "float32; validation and play are float32): bf16 autocast, fp32, or auto = bf16 where the device has it "
+        "natively (AMX / AVX-512 BF16 CPUs, CUDA), else fp32",
+    )
     peer_timeout: float = Field(
         1800.0, gt=0.0, description="data-parallel training: seconds a process waits for the others (rank 0's "
         "validation included) before it gives up",

@@ -105,8 +105,10 @@ class DoomNet(nn.Module):
                 x = torch.cat([x, *(inputs[name] for name in joiners)], dim=2)
             flat = x.reshape(batch * steps, *x.shape[2:])
             features.append(self.cortices[owner](flat))
-        joined = torch.cat(features, dim=-1)  # [B·T, in_features]
-        return self.standardise(joined).reshape(batch, steps, -1)
+        # Cortices follow an ambient autocast (bf16 training); what comes after them is float32.
+        joined = torch.cat(features, dim=-1).float()  # [B·T, in_features]
+        with torch.autocast(joined.device.type, enabled=False):
+            return self.standardise(joined).reshape(batch, steps, -1)
 
     def forward(
         self, inputs: Mapping[str, torch.Tensor], hx: torch.Tensor | None = None,
@@ -122,8 +124,9 @@ class DoomNet(nn.Module):
         features = self.encode(inputs)
         if hx is None:
             hx = self.initial_state(features.shape[0], features.device)
-        out, hx = self.core(features, hx, timespans) if timespans is not None else self.core(features, hx)
-        return self.head(out), hx
+        with torch.autocast(features.device.type, enabled=False):  # the recurrent core stays float32
+            out, hx = self.core(features, hx, timespans) if timespans is not None else self.core(features, hx)
+            return self.head(out), hx
 
     def step(
         self, inputs: Mapping[str, torch.Tensor], hx: torch.Tensor | None = None,

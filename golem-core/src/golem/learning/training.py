@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from itertools import islice
@@ -49,12 +49,12 @@ from golem.learning.checkpoints import restore
 from golem.data.dataset import Batch, SequenceDataset
 from golem.learning.calibration import calibration_windows, recalibrate_norms
 from golem.errors import GolemError
-from golem.learning.device import select_device
+from golem.learning.device import autocast_dtype, select_device
 from golem.learning.distributed import Ranks, check_divisible, loss_scale, peer_failure, rank_device
 from golem.learning.modelspec import ModelSpec
 from golem.registry import Registry
 from golem.selection import check_selected
-from golem.settings import GolemSettings
+from golem.settings import GolemSettings, TrainingSettings
 from golem.data.store import EpisodeInfo, TrajectoryStore
 from golem.runtime.scenarios import scenario_spec
 from golem.learning.tensorboard import EventLog, run_folder
@@ -186,6 +186,7 @@ def train_step(
     mask: torch.Tensor | None = None,
     timespans: torch.Tensor | None = None,
     scale: float = 1.0,
+    autocast: torch.dtype | None = None,
 ) -> tuple[float, torch.Tensor]:
     """One step of stateful truncated BPTT on a batch already on the model's device.
 
@@ -198,6 +199,8 @@ def train_step(
         timespans: float ``[B, L]``, engine tics per step (``None``: one each); see :func:`run_model`.
         scale: factor on the loss before ``backward`` (data-parallel ranks:
             :func:`golem.learning.distributed.loss_scale`); the returned loss is unscaled.
+        autocast: run the forward pass under ``torch.autocast`` in this dtype (``None``: float32);
+            the loss is taken in float32 (:func:`golem.learning.device.autocast_dtype`).
 
     Returns:
         ``(loss, hx)``: the scalar loss and the new state ``[B, S]``, detached.
@@ -206,8 +209,9 @@ def train_step(
     state leaks from one episode into the next.
     """
     hx = getattr(model, "module", model).reset_rows(hx, is_first)  # DistributedDataParallel wraps the model
-    logits, hx = run_model(model, inputs, hx, timespans)
-    loss = masked_loss(loss_fn, logits, targets, mask)
+    with torch.autocast(hx.device.type, dtype=autocast or torch.bfloat16, enabled=autocast is not None):
+        logits, hx = run_model(model, inputs, hx, timespans)
+    loss = masked_loss(loss_fn, logits.float(), targets, mask)
     optimizer.zero_grad(set_to_none=True)
     (loss * scale if scale != 1.0 else loss).backward()
     optimizer.step()
@@ -248,6 +252,22 @@ def prefetched(dataset: SequenceDataset, batches: Iterable[Sequence[int]], depth
 
 
 # --- data ----------------------------------------------------------------------
+
+
+def scenario_training(cfg: TrainingSettings, scenarios: Sequence[str], given: Collection[str]) -> dict[str, Any]:
+    """The training settings the one scenario of the data changes (its :class:`ScenarioSpec`), where the user
+    set none: ``mirror`` off for a fixed maze (mirrored, it is another maze: its twins would teach the wrong
+    turns), ``min_updates`` where the scenario needs more steps (no budget given: updates, epochs or floor)."""
+    if len(scenarios) != 1:
+        return {}
+    spec = scenario_spec(scenarios[0])
+    taken: dict[str, Any] = {}
+    if cfg.mirror and not spec.mirror and "training.mirror" not in given:
+        taken["mirror"] = False
+    budget = {"training.min_updates", "training.updates", "training.epochs"}
+    if spec.min_updates is not None and spec.min_updates > cfg.min_updates and not budget & set(given):
+        taken["min_updates"] = spec.min_updates
+    return taken
 
 
 def data_frame_skip(episodes: Iterable[EpisodeInfo]) -> int:
@@ -311,6 +331,7 @@ def train(
     started = time.perf_counter()
     check_selected(settings, registry)
     device = select_device(cfg.device)
+    autocast = autocast_dtype(cfg.precision, device)
     ranks = Ranks.current()  # data-parallel when a process group is up (golem run train --nproc, torchrun)
     if ranks.world > 1:
         device = rank_device(device)
@@ -331,13 +352,13 @@ def train(
             cfg = cfg.model_copy(update={"sequence_length": dataset.sequence_length})
             settings = settings.model_copy(update={"training": cfg})
         scenarios = sorted({info.meta.scenario for info in dataset.episodes.values()})
-        if cfg.mirror and "training.mirror" not in plan.given and len(scenarios) == 1 \
-                and not scenario_spec(scenarios[0]).mirror:
-            # A fixed maze mirrored is another maze: its twins would teach the wrong turns.
-            log.info("train.mirror_off", scenario=scenarios[0], reason="scenario spec")
-            dataset = dataset.subset(dataset.episodes, mirror=False)
-            cfg = cfg.model_copy(update={"mirror": False})
+        taken = scenario_training(cfg, scenarios, plan.given)
+        if taken:
+            log.info("train.scenario_spec", scenario=scenarios[0], **taken)
+            cfg = cfg.model_copy(update=taken)
             settings = settings.model_copy(update={"training": cfg})
+            if not cfg.mirror and dataset.mirror:
+                dataset = dataset.subset(dataset.episodes, mirror=False)
         # 3. whole-episode validation split (validation is never mirrored).
         train_ds, val_ds = dataset.split(cfg.validation_split, cfg.seed)
         if len(train_ds) == 0:
@@ -393,6 +414,7 @@ def train(
             optimizer.load_state_dict(optimizer_state)
         log.info(
             "train.start", model=spec.model, loss=cfg.loss, sampler=cfg.sampler, device=str(device),
+            cortices=str(autocast or torch.float32).removeprefix("torch."),
             sensors=spec.sensor_names, parameters=sum(p.numel() for p in model.parameters()),
             train=train_ds.describe(), validation=val_ds.describe(),
         )
@@ -456,7 +478,7 @@ def train(
                     loss, hx = train_step(
                         net, loss_fn, optimizer, to_device(batch.inputs, device),
                         batch.targets.to(device), batch.is_first.to(device), hx, batch.mask.to(device),
-                        None if batch.timespans is None else batch.timespans.to(device), scale,
+                        None if batch.timespans is None else batch.timespans.to(device), scale, autocast,
                     )
                     steps += batch_steps
                     if not math.isfinite(loss):
