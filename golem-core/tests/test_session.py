@@ -210,3 +210,20 @@ def test_scenarios_without_a_time_out_get_a_default_step_limit():
     assert step_limit("take_cover", 50) == 50  # a given limit wins
     assert step_limit("/somewhere/take_cover.cfg", None) == 2100
     assert step_limit("basic", None) is None  # basic has its own time-out
+
+
+def test_training_precision_resolves_to_bf16_only_where_it_is_native():
+    import torch
+
+    from golem.errors import GolemError
+    from golem.learning.device import autocast_dtype, cpu_has_native_bf16
+
+    assert cpu_has_native_bf16("flags\t\t: fpu sse avx512f amx_bf16 amx_tile\n")
+    assert cpu_has_native_bf16("flags\t\t: fpu avx512_bf16\n")
+    assert not cpu_has_native_bf16("flags\t\t: fpu sse avx2 avx512f\n")  # AVX-512 alone emulates bf16
+    cpu = torch.device("cpu")
+    assert autocast_dtype("fp32", cpu) is None
+    assert autocast_dtype("bf16", cpu) is torch.bfloat16
+    assert autocast_dtype("auto", cpu) == (torch.bfloat16 if cpu_has_native_bf16() else None)
+    with pytest.raises(GolemError, match="training.precision=bf16"):
+        autocast_dtype("bf16", torch.device("mps"))

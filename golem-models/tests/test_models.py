@@ -458,3 +458,22 @@ def test_recalibration_sets_the_statistics_of_the_current_weights(tmp_path):
                 for w in windows
             ])
         torch.testing.assert_close(net.standardise.running_mean, raw.mean(0), atol=1e-5, rtol=1e-4)
+
+
+def test_bf16_autocast_reaches_the_cortices_and_stops_before_the_core(model):
+    """Training under ``training.precision=bf16``: the cortices compute in bfloat16, the standardiser, the
+    recurrent core and the head in float32, and the weights stay float32."""
+    seen: dict[str, torch.dtype] = {}
+    hooks = [model.cortices["cam"].register_forward_hook(lambda m, i, o: seen.__setitem__("cortex", o.dtype)),
+             model.core.register_forward_hook(lambda m, i, o: seen.__setitem__("core", o[0].dtype))]
+    try:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            logits, hx = model(make_inputs(model.spec, 2, 3), None)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    assert seen == {"cortex": torch.bfloat16, "core": torch.float32}
+    assert logits.dtype == hx.dtype == torch.float32
+    assert all(p.dtype == torch.float32 for p in model.parameters())
+    plain, _ = model(make_inputs(model.spec, 2, 3), None)  # without autocast: float32 and close
+    torch.testing.assert_close(logits, plain, rtol=0.1, atol=0.1)
