@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 from golem.builtin.experts.geometry import NavGrid, blocking_walls, distance, relative_bearing, turn_deadband, turn_toward
 from golem.builtin.experts.health_gathering import RUN_CONE, WIDE_CONE, WIDE_CONE_DISTANCE
-from golem.builtin.experts.privileged import enable_objects, enable_sectors, objects_named, player_pose
+from golem.builtin.experts.privileged import VelocityMeter, enable_objects, enable_sectors, objects_named, player_pose
 from golem.builtin.experts.take_cover import FRICTION, THRUST
 from golem.experts import Expert
 
@@ -60,7 +60,7 @@ class HealthGatheringSupremeExpert(Expert):
         self._path: list[tuple[float, float]] = []
         self._target: int | None = None
         self._age = 0
-        self._prev: tuple[float, float, int] | None = None
+        self._velocity = VelocityMeter()
 
     @staticmethod
     def _runs_into_poison(state: Any, x: float, y: float, vx: float, vy: float, heading: float) -> bool:
@@ -107,13 +107,7 @@ class HealthGatheringSupremeExpert(Expert):
 
     def act(self, game: Any, state: Any) -> list[int]:
         pose = player_pose(game)
-        tic = int(state.tic)  # velocity per tic over the tics since the last decision
-        if self._prev is None:
-            vx = vy = 0.0
-        else:
-            dt = max(1, tic - self._prev[2])
-            vx, vy = (pose.x - self._prev[0]) / dt, (pose.y - self._prev[1]) / dt
-        self._prev = (pose.x, pose.y, tic)
+        vx, vy = self._velocity.read(pose, state.tic)  # per tic, whatever the frame skip
         alive = {o.id for o in objects_named(state, *ITEMS)}
         self._age += self.hold
         if self._grid is None or self._target not in alive or self._age >= REPLAN:

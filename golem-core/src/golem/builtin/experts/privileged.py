@@ -39,3 +39,22 @@ def enable_objects(game: Any) -> None:
 def enable_sectors(game: Any) -> None:
     """Switch on ``state.sectors`` (call before ``init()``)."""
     game.set_sectors_info_enabled(True)
+
+
+class VelocityMeter:
+    """The player's velocity in map units per tic, from its pose now and at the last reading.
+
+    Measured over the engine tics between readings, so it reads the same whether the
+    expert decides every tic or every ``game.frame_skip`` tics. Zero at the first reading.
+    """
+
+    def __init__(self) -> None:
+        self._last: tuple[float, float, int] | None = None
+
+    def read(self, pose: Pose, tic: int) -> tuple[float, float]:
+        """``(vx, vy)`` in map units per tic at engine tic ``tic``; remembers this reading."""
+        last, self._last = self._last, (pose.x, pose.y, int(tic))
+        if last is None:
+            return 0.0, 0.0
+        dt = max(1, int(tic) - last[2])
+        return (pose.x - last[0]) / dt, (pose.y - last[1]) / dt

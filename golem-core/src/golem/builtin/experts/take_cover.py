@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from golem.builtin.experts.geometry import PLAYER_RADIUS, blocking_walls
-from golem.builtin.experts.privileged import enable_objects, enable_sectors, player_pose
+from golem.builtin.experts.privileged import VelocityMeter, enable_objects, enable_sectors, player_pose
 from golem.experts import Expert
 
 PROJECTILES = ("DoomImpBall",)
@@ -89,7 +89,7 @@ class TakeCoverExpert(Expert):
 
     def reset(self, game: Any) -> None:
         self._bounds: tuple[float, float, float, float] | None = None
-        self._prev: tuple[float, float, int] | None = None
+        self._velocity = VelocityMeter()
         self._heading = 1
 
     def _room(self, state: Any) -> tuple[float, float, float, float]:
@@ -106,14 +106,7 @@ class TakeCoverExpert(Expert):
         pose = player_pose(game)
         x_lo, _, y_lo, y_hi = self._room(state)
         x_hi = x_lo + MAX_ADVANCE
-        # Velocity per tic over the tics since the last decision (``game.frame_skip`` of them).
-        tic = int(state.tic)
-        if self._prev is None:
-            vx = vy = 0.0
-        else:
-            dt = max(1, tic - self._prev[2])
-            vx, vy = (pose.x - self._prev[0]) / dt, (pose.y - self._prev[1]) / dt
-        self._prev = (pose.x, pose.y, tic)
+        vx, vy = self._velocity.read(pose, state.tic)  # per tic, whatever the frame skip
         # The plans' axes in map coordinates: forward along the heading, lateral to its left.
         rad = math.radians(pose.angle)
         fx, fy = math.cos(rad), math.sin(rad)
