@@ -197,4 +197,5 @@ def test_health_gathering_expert_acts_on_the_medikits_on_screen() -> None:
     assert pressed(SimpleNamespace(objects=[_medikit(-100.0, -5.0)])) == {"MOVE_FORWARD", "TURN_LEFT"}
     assert pressed(SimpleNamespace(objects=[])) == {"MOVE_FORWARD", "TURN_LEFT"}
     # One ahead and to the right: turn right toward it while running.
-    assert pressed(SimpleNamespace(objects=[_medikit(200.0, -40.0), _medikit(-50.0, 0.0)])) == {"MOVE_FORWARD", "TURN_RIGHT"}
+    ahead_right = SimpleNamespace(objects=[_medikit(200.0, -40.0), _medikit(-50.0, 0.0)])
+    assert pressed(ahead_right) == {"MOVE_FORWARD", "TURN_RIGHT"}

@@ -105,9 +105,9 @@ def record_command(
             st.err.print(f"[yellow]interrupted: {len(returns)} completed episode(s) kept in {path}[/yellow]")
             raise typer.Exit(130) from None
     mean = sum(returns) / len(returns)
+    every = _every(1 if human else settings.game.frame_skip)
     st.out.print(
-        f"recorded {len(ids)} episode(s), {frames} frames{_every(1 if human else settings.game.frame_skip)}, mean return {mean:.2f} "
-        f"→ {path} (ids {ids[0]}–{ids[-1]})"
+        f"recorded {len(ids)} episode(s), {frames} frames{every}, mean return {mean:.2f} → {path} (ids {ids[0]}–{ids[-1]})"
     )
 
 

@@ -265,7 +265,8 @@ def scenario_training(cfg: TrainingSettings, scenarios: Sequence[str], given: Co
     if cfg.mirror and not spec.mirror and "training.mirror" not in given:
         taken["mirror"] = False
     budget = {"training.min_updates", "training.updates", "training.epochs"}
-    if spec.min_updates is not None and spec.min_updates > cfg.min_updates and not budget & set(given):
+    if spec.min_updates is not None and spec.min_updates > cfg.min_updates and not cfg.updates \
+            and not budget & set(given):
         taken["min_updates"] = spec.min_updates
     return taken
 
@@ -280,7 +281,7 @@ def data_frame_skip(episodes: Iterable[EpisodeInfo]) -> int:
     if not counts:
         return 1
     if len(counts) > 1:
-        log.warning("train.mixed_frame_skip", steps_by_skip=dict(counts))
+        log.warning("train.mixed_frame_skip", episodes_by_skip=dict(counts))
     return counts.most_common(1)[0][0]
 
 

@@ -274,7 +274,9 @@ def trained_frame_skip(metadata: Mapping[str, Any]) -> int | None:
     return int(value) if isinstance(value, int) and value >= 1 else None
 
 
-def at_trained_frame_skip(settings: GolemSettings, given: Mapping[str, str], metadata: Mapping[str, Any]) -> GolemSettings:
+def at_trained_frame_skip(
+    settings: GolemSettings, given: Mapping[str, str], metadata: Mapping[str, Any]
+) -> GolemSettings:
     """``settings`` deciding every ``data.frame_skip`` tics, as the checkpoint's demonstrations did, unless
     ``game.frame_skip`` is among the ``given`` keys (or the checkpoint does not record its data's skip)."""
     skip = trained_frame_skip(metadata)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar
 
-from golem.builtin.experts.geometry import NavGrid, blocking_walls, distance, relative_bearing, turn_deadband, turn_toward
+from golem.builtin.experts.geometry import (
+    NavGrid, blocking_walls, distance, relative_bearing, turn_deadband, turn_toward,
+)
 from golem.builtin.experts.health_gathering import RUN_CONE, WIDE_CONE, WIDE_CONE_DISTANCE
 from golem.builtin.experts.privileged import VelocityMeter, enable_objects, enable_sectors, objects_named, player_pose
 from golem.builtin.experts.take_cover import FRICTION, THRUST
