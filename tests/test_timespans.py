@@ -177,3 +177,8 @@ def test_recording_takes_the_scenarios_frame_skip_unless_one_is_given(golem_cli,
             (info,) = opened.episodes()
             assert info.meta.frame_skip == want
             assert (np.diff(opened.read(info, "tic")) == want).all()
+    for bad, word in ((["--frame-skip", "0"], "frame-skip"), (["--set", "training.precision=fp8"], "training.precision")):
+        proc = golem_cli(["run", "record", "--expert", "health_gathering", "-n", "1", *bad,
+                          "--set", f"data.root={tmp_path}", "--set", "data.store=bad"])
+        assert proc.returncode != 0 and "Traceback" not in proc.stderr and word in proc.stderr, proc.stderr
+        assert not (tmp_path / "stores" / "bad").exists()

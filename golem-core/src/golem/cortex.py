@@ -16,8 +16,8 @@ def _conv_cortex_class() -> type:
     """``nn.Sequential`` that hands its convolutions the input in channels-last memory order.
 
     Same parameters, state-dict keys and results as a plain ``nn.Sequential``: only the memory layout
-    of the input changes, which lets oneDNN's CPU convolutions skip a reorder (the cortex's training
-    step measured 1.5× faster on this project's CPUs, ``bench/bench_train.py``). Built on first use, so
+    of the input changes, which lets oneDNN's CPU convolutions skip a reorder (a whole training step
+    measured 1.26× faster on this project's CPUs, ``bench/bench_precision.py``). Built on first use, so
     importing this module does not import torch.
     """
     import torch
