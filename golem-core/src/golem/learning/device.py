@@ -55,8 +55,8 @@ def autocast_dtype(precision: str, device: torch.device) -> torch.dtype | None:
         native = bool(torch.cuda.is_bf16_supported())
     else:
         native = False
-    if precision == "bf16" and not native and device.type != "cpu":
-        raise GolemError(f"training.precision=bf16 but {device.type} has no bfloat16; use auto or fp32")
     if precision == "bf16":
-        return torch.bfloat16  # a CPU without native bf16 emulates it: slower, but it runs
+        if native or device.type == "cpu":  # a CPU without native bf16 emulates it: slower, but it runs
+            return torch.bfloat16
+        raise GolemError(f"training.precision=bf16 but {device.type} has no bfloat16; use auto or fp32")
     return torch.bfloat16 if native else None
