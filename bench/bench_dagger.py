@@ -54,7 +54,8 @@ def evaluate(root: Path, scenario: str, episodes: int, workers: int) -> dict[str
 
 
 def run(scenario: str, base: int, rounds: int, per_round: int, updates: int, eval_episodes: int,
-        workers: int, base_updates: int | None = None, dagger_args: tuple[str, ...] = ()) -> dict[str, Any]:
+        workers: int, base_updates: int | None = None, dagger_args: tuple[str, ...] = (),
+        tune_args: tuple[str, ...] = ()) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix=f"golem-dagger-{scenario}-"))
     try:
         bc, dg = work / "bc", work / "dagger"
@@ -68,13 +69,15 @@ def run(scenario: str, base: int, rounds: int, per_round: int, updates: int, eva
         t0 = time.perf_counter()
         golem("run", "record", "--expert", scenario, "--episodes", str(rounds * per_round), "--workers", str(workers),
               "--set", f"data.root={bc}", cwd=work)
-        golem("run", "train", "--resume", "--updates", str(rounds * updates), "--set", f"data.root={bc}", cwd=work)
+        golem("run", "train", "--resume", "--updates", str(rounds * updates), *tune_args, "--set", f"data.root={bc}",
+              cwd=work)
         bc_minutes = (time.perf_counter() - t0) / 60
         t0 = time.perf_counter()
         report = json.loads(golem("run", "dagger", "--expert", scenario, "--rounds", str(rounds),
                                   "--episodes-per-round", str(per_round), "--updates", str(updates),
                                   "--workers", str(workers),
-                                  "--eval-episodes", "0", *dagger_args, "--set", f"data.root={dg}", "--json",
+                                  "--eval-episodes", "0", *tune_args, *dagger_args, "--set", f"data.root={dg}",
+                                  "--json",
                                   cwd=work))
         dagger_minutes = (time.perf_counter() - t0) / 60
         return {
@@ -82,6 +85,7 @@ def run(scenario: str, base: int, rounds: int, per_round: int, updates: int, eva
             "measured": datetime.now(UTC).isoformat(timespec="seconds"),
             "base_episodes": base, "rounds": rounds, "per_round": per_round, "updates_per_round": updates,
             "dagger_args": list(dagger_args),
+            "tune_args": list(tune_args),
             "eval_episodes": eval_episodes,
             "frames": {"bc": frames(bc), "dagger": frames(dg)},
             "minutes": {"base": round(base_minutes, 1), "bc": round(bc_minutes, 1), "dagger": round(dagger_minutes, 1)},
@@ -97,13 +101,27 @@ def fmt(stat: dict[str, float]) -> str:
     return f"{stat['mean']:.2f} ± {stat['std']:.2f}"
 
 
+def recipe(r: dict[str, Any]) -> str:
+    """The DAgger arm's schedule, fine-tuning steps and recovery share, as the table shows them."""
+    args = r.get("dagger_args", [])
+    value = {args[i]: args[i + 1] for i in range(len(args) - 1) if args[i].startswith("--")}
+    sets = dict(a.split("=", 1) for a in args[1::2] if "=" in a) | dict(
+        a.split("=", 1) for a in r.get("tune_args", [])[1::2] if "=" in a)
+    beta = value.get("--beta", "linear") + (f" {value['--beta-param']}" if "--beta-param" in value else "")
+    out = f"β {beta}, {r['rounds']} × {r['per_round']} episodes, {r['updates_per_round']} updates/round, " \
+          f"recovery {sets.get('training.recovery_ratio', '0.25')}"
+    return out + (", keep_best off" if sets.get("training.keep_best") == "false" else "")
+
+
 def table(results: dict[str, Any]) -> str:
-    rows = ["| scenario | arm | expert-labelled frames | model | random | expert | normalised |", "|---|---|---|---|---|---|---|"]
+    rows = ["| scenario | arm | DAgger recipe | expert-labelled frames | model | random | expert | normalised |",
+            "|---|---|---|---|---|---|---|---|"]
     for r in results.values():
         for arm in ("bc", "dagger"):
             labelled = sum(r["frames"][arm].values())
             norm = r[arm]["normalised"]
-            rows.append(f"| {r['scenario']} | {arm} | {labelled:,} | {fmt(r[arm]['return']['model'])} | "
+            rows.append(f"| {r['scenario']} | {arm} | {recipe(r) if arm == 'dagger' else '—'} | {labelled:,} | "
+                        f"{fmt(r[arm]['return']['model'])} | "
                         f"{fmt(r[arm]['return']['random'])} | {fmt(r[arm]['return']['expert'])} | "
                         f"{'—' if norm is None else f'{100 * norm:.0f} %'} |")
     return "\n".join(rows)
@@ -122,17 +140,21 @@ def main() -> int:
     parser.add_argument("--beta-param", type=float, default=None)
     parser.add_argument("--dagger-set", action="append", default=[], metavar="KEY=VALUE",
                         help="a setting for the DAgger arm's rounds, e.g. training.recovery_ratio=0.5")
+    parser.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                        help="a setting for both arms' fine-tuning, e.g. training.keep_best=false")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--key", help="where the run goes in the results (default: the scenario)")
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--table", action="store_true")
     args = parser.parse_args()
     results: dict[str, Any] = json.loads(args.out.read_text()) if args.out.is_file() else {}
     if not args.table:
-        results[args.scenario] = run(args.scenario, args.base, args.rounds, args.per_round, args.updates,
+        results[args.key or args.scenario] = run(args.scenario, args.base, args.rounds, args.per_round, args.updates,
                                      args.eval_episodes, args.workers, args.base_updates,
                                      tuple(a for s in args.dagger_set for a in ("--set", s))
                                      + (("--beta", args.beta) if args.beta else ())
-                                     + (("--beta-param", str(args.beta_param)) if args.beta_param else ()))
+                                     + (("--beta-param", str(args.beta_param)) if args.beta_param else ()),
+                                     tuple(a for s in args.sets for a in ("--set", s)))
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(results, indent=2) + "\n")
     print(table(results))

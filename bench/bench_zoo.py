@@ -30,7 +30,8 @@ HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "zoo.json"
 
 #: Scenarios on the board by default: the five the issue names, then the other experts' scenarios.
-SCENARIOS = ["basic", "defend_the_center", "health_gathering", "take_cover", "my_way_home"]
+SCENARIOS = ["basic", "defend_the_center", "health_gathering", "take_cover", "my_way_home",
+             "defend_the_line", "health_gathering_supreme"]
 
 #: Published results to compare with (what they measured, and where).
 REFERENCES = {
@@ -39,6 +40,8 @@ REFERENCES = {
     "take_cover": "World Models 1,092 ± 556 tics",
     "my_way_home": "Sample Factory RL ≈ 0.98 exits",
     "health_gathering": "—",
+    "defend_the_line": "Sample Factory RL ≈ 35–43 return",
+    "health_gathering_supreme": "Kanervisto et al. BC 8.6 ± 0.4 (860 tics); humans 20.9",
 }
 
 #: The scenario's own success measure: (label, policy summary key, statistic).
@@ -48,6 +51,8 @@ MEASURES = {
     "health_gathering": ("tics survived", "tics"),
     "my_way_home": ("exits", "goal_rate"),
     "basic": ("return", "return"),
+    "defend_the_line": ("return", "return"),
+    "health_gathering_supreme": ("tics survived", "tics"),
 }
 
 
