@@ -77,8 +77,7 @@ def run(scenario: str, base: int, rounds: int, per_round: int, updates: int, eva
                                   "--episodes-per-round", str(per_round), "--updates", str(updates),
                                   "--workers", str(workers),
                                   "--eval-episodes", "0", *tune_args, *dagger_args, "--set", f"data.root={dg}",
-                                  "--json",
-                                  cwd=work))
+                                  "--json", cwd=work))
         dagger_minutes = (time.perf_counter() - t0) / 60
         return {
             "scenario": scenario,
@@ -103,11 +102,16 @@ def fmt(stat: dict[str, float]) -> str:
 
 def recipe(r: dict[str, Any]) -> str:
     """The DAgger arm's schedule, fine-tuning steps and recovery share, as the table shows them."""
-    args = r.get("dagger_args", [])
-    value = {args[i]: args[i + 1] for i in range(len(args) - 1) if args[i].startswith("--")}
-    sets = dict(a.split("=", 1) for a in args[1::2] if "=" in a) | dict(
-        a.split("=", 1) for a in r.get("tune_args", [])[1::2] if "=" in a)
-    beta = value.get("--beta", "linear") + (f" {value['--beta-param']}" if "--beta-param" in value else "")
+    flags: dict[str, str] = {}
+    sets: dict[str, str] = {}
+    args = [*r.get("dagger_args", []), *r.get("tune_args", [])]  # flag/value pairs, as given to golem
+    for flag, value in zip(args[::2], args[1::2]):
+        if flag == "--set":
+            key, _, setting = value.partition("=")
+            sets[key] = setting
+        else:
+            flags[flag] = value
+    beta = flags.get("--beta", "linear") + (f" {flags['--beta-param']}" if "--beta-param" in flags else "")
     out = f"β {beta}, {r['rounds']} × {r['per_round']} episodes, {r['updates_per_round']} updates/round, " \
           f"recovery {sets.get('training.recovery_ratio', '0.25')}"
     return out + (", keep_best off" if sets.get("training.keep_best") == "false" else "")
@@ -149,12 +153,13 @@ def main() -> int:
     args = parser.parse_args()
     results: dict[str, Any] = json.loads(args.out.read_text()) if args.out.is_file() else {}
     if not args.table:
+        dagger_args = (tuple(a for s in args.dagger_set for a in ("--set", s))
+                       + (("--beta", args.beta) if args.beta else ())
+                       + (("--beta-param", str(args.beta_param)) if args.beta_param else ()))
+        tune_args = tuple(a for s in args.sets for a in ("--set", s))
         results[args.key or args.scenario] = run(args.scenario, args.base, args.rounds, args.per_round, args.updates,
-                                     args.eval_episodes, args.workers, args.base_updates,
-                                     tuple(a for s in args.dagger_set for a in ("--set", s))
-                                     + (("--beta", args.beta) if args.beta else ())
-                                     + (("--beta-param", str(args.beta_param)) if args.beta_param else ()),
-                                     tuple(a for s in args.sets for a in ("--set", s)))
+                                                 args.eval_episodes, args.workers, args.base_updates,
+                                                 dagger_args, tune_args)
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(results, indent=2) + "\n")
     print(table(results))
