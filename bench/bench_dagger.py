@@ -118,13 +118,15 @@ def recipe(r: dict[str, Any]) -> str:
 
 
 def table(results: dict[str, Any]) -> str:
-    rows = ["| scenario | arm | DAgger recipe | expert-labelled frames | model | random | expert | normalised |",
+    rows = ["| scenario | arm | recipe | expert-labelled frames | model | random | expert | normalised |",
             "|---|---|---|---|---|---|---|---|"]
-    for r in results.values():
+    order = list(dict.fromkeys(r["scenario"] for r in results.values()))  # each scenario's runs together
+    for r in sorted(results.values(), key=lambda r: order.index(r["scenario"])):
         for arm in ("bc", "dagger"):
             labelled = sum(r["frames"][arm].values())
             norm = r[arm]["normalised"]
-            rows.append(f"| {r['scenario']} | {arm} | {recipe(r) if arm == 'dagger' else '—'} | {labelled:,} | "
+            bc_recipe = "keep_best off" if "training.keep_best=false" in r.get("tune_args", []) else "—"
+            rows.append(f"| {r['scenario']} | {arm} | {recipe(r) if arm == 'dagger' else bc_recipe} | {labelled:,} | "
                         f"{fmt(r[arm]['return']['model'])} | "
                         f"{fmt(r[arm]['return']['random'])} | {fmt(r[arm]['return']['expert'])} | "
                         f"{'—' if norm is None else f'{100 * norm:.0f} %'} |")
