@@ -77,3 +77,26 @@ def test_user_errors_are_one_line(golem_cli, tmp_path: Path):
     assert "golem dream train-vae" in proc.stderr and "Traceback" not in proc.stderr
     proc = golem_cli(["dream", "collect", "--run", str(tmp_path / "x"), "--preset", "nope"])
     assert proc.returncode == 2 and "unknown preset 'nope'" in proc.stderr
+
+
+def test_screen_flashes_show_the_hits_take_cover_hides(tmp_path: Path):
+    """``screen_flashes``: the same seeded random episode, recorded twice, differs only in the red damage flash."""
+    from golem.plugins import load_plugins
+    from golem.settings import GolemSettings
+    from golem_worldmodel.collect import collect
+    from golem_worldmodel.presets import get_preset
+
+    registry = load_plugins().registry
+    redness = {}
+    for flashes in (False, True):
+        preset = get_preset("tiny").with_overrides(episodes=1, min_length=1, max_steps=400, screen_flashes=flashes)
+        store_path = tmp_path / f"flashes-{flashes}"
+        collect(GolemSettings(), registry, store_path, preset, "take_cover", seed=3)
+        with TrajectoryStore.open(store_path) as store:
+            (info,) = store.episodes()
+            frames = np.asarray(store.read(info, "frames"), np.float32)  # [T, 3, 64, 64]
+            redness[flashes] = (info.length, frames[:, 0].mean((1, 2)) - frames[:, 1:].mean((1, 2, 3)))
+    (n_off, red_off), (n_on, red_on) = redness[False], redness[True]
+    assert n_off == n_on  # the game is the same; only the rendering differs
+    assert np.abs(red_on - red_off).max() > 60, "no hit turned the screen red"
+    assert red_off.max() < red_on.max()

@@ -41,6 +41,7 @@ class RandomHoldSettings(ComponentSettings):
     key = "experts.random_hold"
     hold_min: int = Field(1, ge=1, le=1000)
     hold_max: int = Field(10, ge=1, le=1000)
+    screen_flashes: bool = Field(False, description="render the red damage flash (take_cover's config turns it off)")
 
 
 class RandomHoldPolicy(Expert):
@@ -58,10 +59,15 @@ class RandomHoldPolicy(Expert):
         super().__init__(action_names, settings)
         hold = section(self.settings, RandomHoldSettings)
         self.hold_min, self.hold_max = hold.hold_min, max(hold.hold_min, hold.hold_max)
+        self.screen_flashes = hold.screen_flashes
         self.table = button_table(action_names)
         self._rng: np.random.Generator | None = None
         self._left = 0
         self._action = 0
+
+    def configure(self, game: Any) -> None:
+        if self.screen_flashes:
+            game.set_render_screen_flashes(True)
 
     def reset(self, game: Any) -> None:
         self._rng = None
@@ -100,7 +106,8 @@ def collect(
     episode (``None`` for a dropped one). Returns counts: ``kept``, ``dropped``,
     ``existing``, ``steps``.
     """
-    settings = with_section(settings, RandomHoldSettings(hold_min=preset.hold_min, hold_max=preset.hold_max))
+    settings = with_section(settings, RandomHoldSettings(
+        hold_min=preset.hold_min, hold_max=preset.hold_max, screen_flashes=preset.screen_flashes))
     with TrajectoryStore.open_or_create(store_path) as store:
         existing, last_seed = collected(store, scenario, preset.min_length)
         next_seed = max(seed, last_seed + 1)

@@ -209,7 +209,8 @@ def _real_scorer(c: Context, vae: Any, rnn: Any, episodes: int, seed: int):
 
     def score(params: np.ndarray) -> list[int]:
         policy = LinearController(params, rnn.z_dim, rnn.hidden)
-        return play_real(c.settings, vae, rnn, policy, episodes, c.scenario, seed=seed, max_steps=c.preset.max_steps)["survival"]
+        return play_real(c.settings, vae, rnn, policy, episodes, c.scenario, seed=seed, max_steps=c.preset.max_steps,
+                         screen_flashes=c.preset.screen_flashes)["survival"]
 
     return score
 
@@ -293,7 +294,8 @@ def evaluate_command(
                 tics.append(t)
                 progress.update(task, completed=done, info=f"mean {np.mean(tics):.0f}")
 
-            out = play_real(c.settings, vae, rnn, pol, n, scenario, seed=seed, max_steps=c.preset.max_steps, on_episode=on_episode)
+            out = play_real(c.settings, vae, rnn, pol, n, scenario, seed=seed, max_steps=c.preset.max_steps, on_episode=on_episode,
+                            screen_flashes=c.preset.screen_flashes)
             s = np.asarray(out["survival"], np.float64)
             results[name] = {"mean": float(s.mean()), "std": float(s.std()), "min": int(s.min()), "max": int(s.max()),
                              "solved_share": float((s >= 750).mean()), "survival": [int(x) for x in s]}
@@ -346,6 +348,7 @@ def render_command(
     dream = dream_returns(env, policy, pool.sample(1, np.random.default_rng(seed)), seed, record=True)
     T = int(dream["steps"][0]) + 1
     dream_frames = decode_latents(vae, dream["z"][:T, 0])
-    real = play_real(c.settings, vae, rnn, policy, 1, scenario, seed=100_000 + seed, max_steps=steps, record_frames=True)
+    real = play_real(c.settings, vae, rnn, policy, 1, scenario, seed=100_000 + seed, max_steps=steps, record_frames=True,
+                     screen_flashes=c.preset.screen_flashes)
     path = write_gif(out or c.paths.gif, side_by_side(dream_frames, real["frames"].transpose(0, 2, 3, 1)))
     c.out.print(f"dream ({T - 1} steps, left) beside real ({real['survival'][0]} tics, right) → {path}")

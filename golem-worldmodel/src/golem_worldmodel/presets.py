@@ -34,6 +34,9 @@ class Preset:
     hold_min: int = 1  # a random action is held for hold_min..hold_max tics
     hold_max: int = 10
     workers: int = 2
+    # take_cover's config turns the red damage flash off, so a hit barely shows in a frame; on, the
+    # VAE encodes every hit and M learns what precedes a death (collection, checks and evaluation alike).
+    screen_flashes: bool = False
     # VAE
     z_dim: int = 64
     vae_channels: tuple[int, ...] = (32, 64, 128, 256)

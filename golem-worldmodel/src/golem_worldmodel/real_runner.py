@@ -100,6 +100,13 @@ class ControllerPolicy:
         return [int(b) for b in self.table[int(a[0])]]
 
 
+class ScreenFlashes:
+    """A session configurer that renders the red damage flash (:attr:`Preset.screen_flashes`)."""
+
+    def configure(self, game: Any) -> None:
+        game.set_render_screen_flashes(True)
+
+
 class FrameObserver(Observer):
     """Keeps every tic's stored frame (uint8 ``[3, 64, 64]``) of one episode."""
 
@@ -122,8 +129,11 @@ def play_real(
     max_steps: int = 2100,
     record_frames: bool = False,
     on_episode: Callable[[int, float], None] | None = None,
+    screen_flashes: bool = False,
 ) -> dict[str, Any]:
     """Play ``episodes`` real episodes through the rollout loop; ``policy=None`` plays uniformly random discrete actions.
+
+    ``screen_flashes`` renders the damage flash, as the run's data were collected (:attr:`Preset.screen_flashes`).
 
     Returns ``survival`` (list of tics per episode), ``dead`` (list of 0/1), and
     with ``record_frames`` the first episode's ``frames [T, 3, 64, 64]`` uint8.
@@ -133,7 +143,8 @@ def play_real(
     survival: list[int] = []
     dead: list[int] = []
     frames = FrameObserver(sensor)
-    with Session(settings, [sensor], scenario=scenario) as session:
+    with Session(settings, [sensor], scenario=scenario,
+                 configurers=[ScreenFlashes()] if screen_flashes else ()) as session:
         player = ControllerPolicy(vae, rnn, policy, sensor, button_table(session.action_names), rng)
         for ep in range(episodes):
             observers = [frames] if record_frames and ep == 0 else []

@@ -1,0 +1,162 @@
+"""Is the dream as deadly as the real game? Fixed policies in both, for one trained world-model run.
+
+CMA-ES maximises survival *in the dream*; a controller is only as good as the
+dream is honest. For a run folder (``golem dream collect … train-rnn``) this
+plays the same fixed policies in M's dream and in the real engine and reports
+their survival side by side:
+
+* ``noop``, ``left``, ``right`` — one discrete action every tic (what a
+  collapsed controller does), ``random`` — a uniform random action every tic,
+  and ``controller`` — the run's CMA-ES mean, when the run has one;
+* dream: ``--dreams`` dreams from the first steps of collected episodes
+  (``t0`` = the warm-up, as a real episode starts), τ and the termination rule of
+  the run's preset; survival in tics including the warm-up;
+* real: ``--episodes`` engine episodes from seed 60,000 (unseen by training,
+  the real-engine checks and the evaluation), with the run's
+  ``screen_flashes``.
+
+It also scores M's death head *teacher-forced* on the collected episodes: the
+share of deaths where ``p_done > 0.5`` on the dying step, the false-positive
+rate elsewhere, and how many steps ahead it first fires. A head that fires on
+the dying frames but a dream that survives far longer than the engine means M
+does not *generate* what kills the player. Results go to
+``bench/results/dream_calibration.json`` keyed by ``--key`` (default: the run
+folder's name).
+
+Usage: ``python bench/bench_dream_calibration.py --run DIR [--episodes 10] [--dreams 256] [--key NAME]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from rich.console import Console
+from rich.table import Table
+
+from golem.logs import configure_logging
+from golem.settings import GolemSettings
+from golem_worldmodel.dream_env import DreamEnv, StartPool, dream_returns
+from golem_worldmodel.evolution import load_controller
+from golem_worldmodel.latents import Latents, load_latents
+from golem_worldmodel.mdnrnn import MDNRNN
+from golem_worldmodel.paths import RunPaths
+from golem_worldmodel.presets import Preset
+from golem_worldmodel.real_runner import play_real
+from golem_worldmodel.training import load_rnn, load_vae
+
+RESULTS = Path(__file__).resolve().parent / "results" / "dream_calibration.json"
+FIXED = {"noop": 0, "left": 1, "right": 2}
+
+
+def death_head(rnn: MDNRNN, latents: Latents) -> dict[str, float]:
+    """Teacher-forced death head on every collected episode that ends in a death."""
+    at_death, false_pos, lead = [], [], []
+    with torch.no_grad():
+        for e in range(latents.n_episodes):
+            ep = latents.episode(e)
+            done = ep["done"].astype(bool)
+            if not done.any():
+                continue
+            heads, _ = rnn(torch.from_numpy(ep["mu"])[None].float(), torch.from_numpy(ep["actions"])[None])
+            p = torch.sigmoid(heads["done_logit"][0]).numpy()
+            at_death.append(float(p[done].max()))
+            false_pos.append(float((p[~done] > 0.5).mean()))
+            fired = np.flatnonzero(p > 0.5)
+            lead.append(float(len(p) - 1 - fired[0]) if len(fired) else -1.0)
+    lead_arr = np.asarray(lead)
+    return {
+        "deaths": len(at_death),
+        "fires_on_death_step": float(np.mean(np.asarray(at_death) > 0.5)),
+        "false_positive_rate": float(np.mean(false_pos)),
+        "median_steps_ahead": float(np.median(lead_arr[lead_arr >= 0])) if (lead_arr >= 0).any() else float("nan"),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--run", required=True, type=Path, help="a world-model run folder with a trained MDN-RNN")
+    ap.add_argument("--episodes", type=int, default=10, help="real episodes per policy")
+    ap.add_argument("--dreams", type=int, default=256, help="dreams per policy")
+    ap.add_argument("--temperature", type=float, default=None, help="dream τ (default: the run's preset)")
+    ap.add_argument("--real", default=True, action=argparse.BooleanOptionalAction,
+                    help="also play the real engine (--no-real: the dream only)")
+    ap.add_argument("--key", default=None)
+    ap.add_argument("--out", type=Path, default=RESULTS)
+    args = ap.parse_args()
+    configure_logging(level="warning")
+    torch.set_num_threads(1)
+    console = Console()
+
+    paths = RunPaths(args.run)
+    preset = Preset.from_dict(json.loads((args.run / "preset.json").read_text()))
+    if args.temperature is not None:
+        preset = preset.with_overrides(temperature=args.temperature)
+    vae, rnn = load_vae(paths.vae), load_rnn(paths.rnn)
+    latents, _ = load_latents(paths.latents)
+    pool = StartPool.from_latents(latents, preset.warmup)
+    env = DreamEnv(rnn, pool, args.dreams, temperature=preset.temperature, reward_mode="survival",
+                   termination=preset.termination, max_steps=preset.dream_steps, autoreset=False)
+    episodes, _ = pool.sample(args.dreams, np.random.default_rng(1))
+    starts = (episodes, np.full(args.dreams, preset.warmup))
+
+    policies: dict[str, tuple[Any, Any]] = {}
+    for name, k in FIXED.items():
+        policies[name] = (lambda obs, rows, k=k: torch.full((len(rows),), k, dtype=torch.long),
+                          lambda obs, k=k: torch.full((obs.shape[0],), k, dtype=torch.long))
+    policies["random"] = (lambda obs, rows: torch.randint(0, 3, (len(rows),)), None)
+    if paths.controller.is_file():
+        controller, _ = load_controller(paths.controller, "mean")
+        policies["controller"] = (lambda obs, rows: controller(obs), controller)
+
+    rows: dict[str, Any] = {}
+    settings = GolemSettings()
+    for name, (dream_policy, real_policy) in policies.items():
+        torch.manual_seed(0)
+        dream = dream_returns(env, dream_policy, starts, seed=0)["steps"] + preset.warmup
+        real = np.asarray([np.nan]) if not args.real else np.asarray(play_real(settings, vae, rnn, real_policy, args.episodes, preset_scenario(args.run),
+                                    seed=60_000, max_steps=preset.max_steps,
+                                    screen_flashes=preset.screen_flashes)["survival"], np.float64)
+        rows[name] = {"dream": [float(dream.mean()), float(dream.std())], "real": [float(real.mean()), float(real.std())],
+                      "ratio": float(dream.mean() / real.mean())}
+        console.print(f"{name}: dream {dream.mean():.0f} ± {dream.std():.0f}, real {real.mean():.0f} ± {real.std():.0f}")
+    head = death_head(rnn.eval(), latents)
+
+    table = Table(title=f"{args.run}: survival in tics, dream (τ {preset.temperature}) vs real")
+    for col in ("policy", "dream", "real", "dream / real"):
+        table.add_column(col, justify="left" if col == "policy" else "right")
+    for name, r in rows.items():
+        table.add_row(name, "%.0f ± %.0f" % tuple(r["dream"]), "%.0f ± %.0f" % tuple(r["real"]), f"{r['ratio']:.1f}×")
+    console.print(table)
+    console.print(f"death head, teacher-forced: fires on {100 * head['fires_on_death_step']:.0f} % of the dying steps, "
+                  f"false positives {100 * head['false_positive_rate']:.2f} %, first fires a median "
+                  f"{head['median_steps_ahead']:.0f} step(s) ahead")
+
+    results = json.loads(args.out.read_text()) if args.out.is_file() else {}
+    results[args.key or args.run.name] = {
+        "measured": datetime.now(UTC).isoformat(timespec="seconds"), "run": str(args.run),
+        "preset": preset.to_dict(), "episodes": args.episodes, "dreams": args.dreams,
+        "policies": rows, "death_head": head, "machine": platform.machine(),
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = args.out.with_suffix(".tmp")
+    tmp.write_text(json.dumps(results, indent=2))
+    tmp.replace(args.out)
+
+
+def preset_scenario(run: Path) -> str:
+    """The scenario of the run's collected episodes."""
+    from golem.data.store import TrajectoryStore
+
+    with TrajectoryStore.open(RunPaths(run).store) as store:
+        return store.episodes()[0].meta.scenario
+
+
+if __name__ == "__main__":
+    main()
