@@ -100,21 +100,31 @@ def fmt(stat: dict[str, float]) -> str:
     return f"{stat['mean']:.2f} ± {stat['std']:.2f}"
 
 
-def recipe(r: dict[str, Any]) -> str:
-    """The DAgger arm's schedule, fine-tuning steps and recovery share, as the table shows them."""
+def parse_args(args: list[str]) -> tuple[dict[str, str], dict[str, str]]:
+    """Flag/value pairs as given to golem → ``(flags, --set settings)``."""
     flags: dict[str, str] = {}
     sets: dict[str, str] = {}
-    args = [*r.get("dagger_args", []), *r.get("tune_args", [])]  # flag/value pairs, as given to golem
     for flag, value in zip(args[::2], args[1::2]):
         if flag == "--set":
             key, _, setting = value.partition("=")
             sets[key] = setting
         else:
             flags[flag] = value
+    return flags, sets
+
+
+def keep_best_note(sets: dict[str, str]) -> str:
+    return "keep_best off" if sets.get("training.keep_best") == "false" else ""
+
+
+def recipe(r: dict[str, Any]) -> str:
+    """The DAgger arm's schedule, fine-tuning steps and recovery share, as the table shows them."""
+    flags, sets = parse_args([*r.get("dagger_args", []), *r.get("tune_args", [])])
     beta = flags.get("--beta", "linear") + (f" {flags['--beta-param']}" if "--beta-param" in flags else "")
     out = f"β {beta}, {r['rounds']} × {r['per_round']} episodes, {r['updates_per_round']} updates/round, " \
           f"recovery {sets.get('training.recovery_ratio', '0.25')}"
-    return out + (", keep_best off" if sets.get("training.keep_best") == "false" else "")
+    note = keep_best_note(sets)
+    return out + (f", {note}" if note else "")
 
 
 def table(results: dict[str, Any]) -> str:
@@ -122,10 +132,10 @@ def table(results: dict[str, Any]) -> str:
             "|---|---|---|---|---|---|---|---|"]
     order = list(dict.fromkeys(r["scenario"] for r in results.values()))  # each scenario's runs together
     for r in sorted(results.values(), key=lambda r: order.index(r["scenario"])):
+        bc_recipe = keep_best_note(parse_args(r.get("tune_args", []))[1]) or "—"
         for arm in ("bc", "dagger"):
             labelled = sum(r["frames"][arm].values())
             norm = r[arm]["normalised"]
-            bc_recipe = "keep_best off" if "training.keep_best=false" in r.get("tune_args", []) else "—"
             rows.append(f"| {r['scenario']} | {arm} | {recipe(r) if arm == 'dagger' else bc_recipe} | {labelled:,} | "
                         f"{fmt(r[arm]['return']['model'])} | "
                         f"{fmt(r[arm]['return']['random'])} | {fmt(r[arm]['return']['expert'])} | "

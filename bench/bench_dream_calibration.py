@@ -117,12 +117,15 @@ def main() -> None:
 
     rows: dict[str, Any] = {}
     settings = GolemSettings()
+    scenario = preset_scenario(args.run)
     for name, (dream_policy, real_policy) in policies.items():
         torch.manual_seed(0)
         dream = dream_returns(env, dream_policy, starts, seed=0)["steps"] + preset.warmup
-        real = np.asarray([np.nan]) if not args.real else np.asarray(play_real(settings, vae, rnn, real_policy, args.episodes, preset_scenario(args.run),
-                                    seed=60_000, max_steps=preset.max_steps,
-                                    screen_flashes=preset.screen_flashes)["survival"], np.float64)
+        real = np.asarray([np.nan])
+        if args.real:
+            real = np.asarray(play_real(settings, vae, rnn, real_policy, args.episodes, scenario, seed=60_000,
+                                        max_steps=preset.max_steps, screen_flashes=preset.screen_flashes)["survival"],
+                              np.float64)
         rows[name] = {"dream": [float(dream.mean()), float(dream.std())], "real": [float(real.mean()), float(real.std())],
                       "ratio": float(dream.mean() / real.mean())}
         console.print(f"{name}: dream {dream.mean():.0f} ± {dream.std():.0f}, real {real.mean():.0f} ± {real.std():.0f}")
