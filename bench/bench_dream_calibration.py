@@ -23,7 +23,11 @@ does not *generate* what kills the player. Results go to
 ``bench/results/dream_calibration.json`` keyed by ``--key`` (default: the run
 folder's name).
 
-Usage: ``python bench/bench_dream_calibration.py --run DIR [--episodes 10] [--dreams 256] [--key NAME]``
+With an ensemble (``--members N``, the run trained with ``dream.rnn_members``
+≥ N) the dream draws a member per step and dies as ``--death`` says; the death
+head is member 0's.
+
+Usage: ``python bench/bench_dream_calibration.py --run DIR [--episodes 10] [--dreams 256] [--members N] [--key NAME]``
 """
 
 from __future__ import annotations
@@ -87,6 +91,9 @@ def main() -> None:
     ap.add_argument("--temperature", type=float, default=None, help="dream τ (default: the run's preset)")
     ap.add_argument("--real", default=True, action=argparse.BooleanOptionalAction,
                     help="also play the real engine (--no-real: the dream only)")
+    ap.add_argument("--members", type=int, default=None,
+                    help="MDN-RNN ensemble size to dream with (default: the run's dream.rnn_members; needs mdnrnn_<i> files)")
+    ap.add_argument("--death", choices=("max", "drawn"), default=None, help="ensemble death rule (default: the run's)")
     ap.add_argument("--key", default=None)
     ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args()
@@ -96,13 +103,14 @@ def main() -> None:
 
     paths = RunPaths(args.run)
     preset = Preset.from_dict(json.loads((args.run / "preset.json").read_text()))
-    if args.temperature is not None:
-        preset = preset.with_overrides(temperature=args.temperature)
+    preset = preset.with_overrides(temperature=args.temperature, rnn_members=args.members, ensemble_death=args.death)
     vae, rnn = load_vae(paths.vae), load_rnn(paths.rnn)
+    members = [load_rnn(paths.member(i)) for i in range(1, preset.rnn_members)]
     latents, _ = load_latents(paths.latents)
     pool = StartPool.from_latents(latents, preset.warmup)
     env = DreamEnv(rnn, pool, args.dreams, temperature=preset.temperature, reward_mode="survival",
-                   termination=preset.termination, max_steps=preset.dream_steps, autoreset=False)
+                   termination=preset.termination, max_steps=preset.dream_steps, autoreset=False,
+                   members=members, death=preset.ensemble_death)
     episodes, _ = pool.sample(args.dreams, np.random.default_rng(1))
     starts = (episodes, np.full(args.dreams, preset.warmup))
 
@@ -131,7 +139,8 @@ def main() -> None:
         console.print(f"{name}: dream {dream.mean():.0f} ± {dream.std():.0f}, real {real.mean():.0f} ± {real.std():.0f}")
     head = death_head(rnn.eval(), latents)
 
-    table = Table(title=f"{args.run}: survival in tics, dream (τ {preset.temperature}) vs real")
+    ensemble = f", {preset.rnn_members} members, death {preset.ensemble_death}" if preset.rnn_members > 1 else ""
+    table = Table(title=f"{args.run}: survival in tics, dream (τ {preset.temperature}{ensemble}) vs real")
     for col in ("policy", "dream", "real", "dream / real"):
         table.add_column(col, justify="left" if col == "policy" else "right")
     for name, r in rows.items():

@@ -31,7 +31,7 @@ RESULTS = HERE / "results" / "zoo.json"
 
 #: Scenarios on the board by default: the five the issue names, then the other experts' scenarios.
 SCENARIOS = ["basic", "defend_the_center", "health_gathering", "take_cover", "my_way_home",
-             "defend_the_line", "health_gathering_supreme"]
+             "defend_the_line", "health_gathering_supreme", "predict_position", "deadly_corridor", "deathmatch"]
 
 #: Published results to compare with (what they measured, and where).
 REFERENCES = {
@@ -42,6 +42,9 @@ REFERENCES = {
     "health_gathering": "—",
     "defend_the_line": "Sample Factory RL ≈ 35–43 return",
     "health_gathering_supreme": "Kanervisto et al. BC 8.6 ± 0.4 (860 tics); humans 20.9",
+    "predict_position": "—",
+    "deadly_corridor": "—",
+    "deathmatch": "—",
 }
 
 #: The scenario's own success measure: (label, policy summary key, statistic).
@@ -53,6 +56,9 @@ MEASURES = {
     "basic": ("return", "return"),
     "defend_the_line": ("return", "return"),
     "health_gathering_supreme": ("tics survived", "tics"),
+    "predict_position": ("return", "return"),
+    "deadly_corridor": ("return", "return"),
+    "deathmatch": ("return", "return"),
 }
 
 

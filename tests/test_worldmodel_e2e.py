@@ -1,6 +1,6 @@
 """The world-model pipeline end to end on the real engine, through the `golem dream` console commands.
 
-Tiny preset: 3 random take_cover rollouts, one VAE and one MDN-RNN epoch, two
+Tiny preset: 3 random take_cover rollouts, one VAE epoch, two MDN-RNNs of one epoch (an ensemble), two
 CMA-ES generations of 4 candidates × 2 dreams, 2 real evaluation episodes.
 Checks the files each stage leaves, that stages resume (skip what is done),
 that the dream environment is reachable through the registry, and that user
@@ -41,6 +41,9 @@ def test_dream_pipeline_through_the_cli(golem_cli, tmp_path: Path):
 
     golem_cli(["dream", "train-rnn", *common], check=True)
     assert read_metadata(run / "mdnrnn.safetensors")["spec"]["config"]["hidden"] == 32
+    # The tiny preset dreams with an ensemble of two: member 1 trained from the next seed.
+    member = read_metadata(run / "mdnrnn_1.safetensors")
+    assert member["spec"]["config"]["hidden"] == 32 and member["sha256"] != read_metadata(run / "mdnrnn.safetensors")["sha256"]
     assert read_metadata(run / "latents.safetensors")["vae_sha256"] == meta["sha256"]
 
     ctrl = golem_cli(["dream", "train-controller", *common], check=True)
@@ -48,6 +51,7 @@ def test_dream_pipeline_through_the_cli(golem_cli, tmp_path: Path):
     records = [json.loads(line) for line in (run / "controller_log.jsonl").read_text().splitlines()]
     assert [r["generation"] for r in records] == [1, 2]
     assert "real_mean" in records[-1]  # the real-engine score of the best, logged beside the dream score
+    assert read_metadata(run / "controller.safetensors")["rnn_members"] == 2
 
     ev = golem_cli(["dream", "evaluate", *common], check=True)
     report = json.loads((run / "evaluation.json").read_text())

@@ -157,3 +157,71 @@ def test_out_of_range_actions_are_one_line_errors(rnn, pool):
             env.step(bad)
     env.step(np.array([0, 1, 2]))  # the whole action space is fine
 
+
+
+def _member(seed: int, done_bias: float | None = None):
+    from golem_worldmodel.actions import N_ACTIONS
+    from golem_worldmodel.mdnrnn import MDNRNN
+
+    torch.manual_seed(seed)
+    m = MDNRNN(6, N_ACTIONS, hidden=16, gaussians=3).eval()
+    if done_bias is not None:
+        with torch.no_grad():
+            m.done.weight.zero_()
+            m.done.bias.fill_(done_bias)
+    return m
+
+
+def test_ensemble_death_rules(rnn, pool):
+    """One member that sees a death at once: ``max`` ends every dream on the first step, ``drawn`` about half."""
+    with torch.no_grad():
+        rnn.done.weight.zero_()
+        rnn.done.bias.fill_(-50.0)  # member 0 never dies
+    killer = _member(1, done_bias=50.0)
+    starts = pool.sample(400, np.random.default_rng(0))
+    still = lambda o, r: torch.zeros(len(o), dtype=torch.long)  # noqa: E731
+    alone = dream_returns(DreamEnv(rnn, pool, 400, autoreset=False, max_steps=5), still, starts, seed=0)
+    np.testing.assert_array_equal(alone["steps"], 5)
+    worst = dream_returns(DreamEnv(rnn, pool, 400, autoreset=False, max_steps=5, members=[killer], death="max"),
+                          still, starts, seed=0)
+    np.testing.assert_array_equal(worst["steps"], 1)
+    drawn = dream_returns(DreamEnv(rnn, pool, 400, autoreset=False, max_steps=5, members=[killer], death="drawn"),
+                          still, starts, seed=0)
+    first = (drawn["steps"] == 1).mean()
+    assert 0.4 < first < 0.6, first  # the killer is drawn on half the first steps
+    assert set(np.unique(drawn["steps"])) <= {1, 2, 3, 4, 5} and (drawn["steps"] == 5).any()
+
+
+def test_ensemble_draws_next_latent_from_members_and_reads_member_zero(rnn, pool):
+    """Next latents come from a drawn member (not member 0 alone); the controller reads member 0's ``h``."""
+    other = _member(7)
+    starts = pool.sample(64, np.random.default_rng(1))
+    lone = DreamEnv(rnn, pool, 64, autoreset=False, temperature=1e-6)
+    duo = DreamEnv(rnn, pool, 64, autoreset=False, temperature=1e-6, members=[other], death="drawn")
+    for env in (lone, duo):
+        env._gen.manual_seed(3)
+        env.warm_start(None, *starts)
+    torch.testing.assert_close(duo.obs_tensor(), lone.obs_tensor())  # member 0's warm-up state is the controller's input
+    acts = torch.zeros(64, dtype=torch.long)
+    lone.step_tensor(acts)
+    duo.step_tensor(acts)
+    same = torch.isclose(duo._z, lone._z, atol=1e-5).all(-1)
+    assert 0 < int(same.sum()) < 64  # some dreams drew member 0's next latent, the others member 1's
+    torch.testing.assert_close(duo.obs_tensor()[:, rnn.z_dim :], lone.obs_tensor()[:, rnn.z_dim :])
+    rows = torch.tensor([0, 5, 9])  # a subset steps like the full batch (members' states included)
+    part = DreamEnv(rnn, pool, 64, autoreset=False, temperature=1e-6, members=[other], death="drawn")
+    part._gen.manual_seed(3)
+    part.warm_start(None, *starts)
+    part.step_tensor(acts[rows], rows=rows)
+    torch.testing.assert_close(part._z[rows], duo._z[rows])
+    torch.testing.assert_close(part._member_states[0][0][:, rows], duo._member_states[0][0][:, rows])
+
+
+def test_ensemble_members_must_fit(rnn, pool):
+    from golem_worldmodel.actions import N_ACTIONS
+    from golem_worldmodel.mdnrnn import MDNRNN
+
+    with pytest.raises(GolemError, match="ensemble member 1 has z 5"):
+        DreamEnv(rnn, pool, 2, members=[MDNRNN(5, N_ACTIONS, hidden=16, gaussians=3)])
+    with pytest.raises(GolemError, match="ensemble death must be one of max, drawn"):
+        DreamEnv(rnn, pool, 2, members=[_member(2)], death="mean")

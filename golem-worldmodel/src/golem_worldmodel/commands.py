@@ -118,6 +118,19 @@ def _models(c: Context):
     return load_vae(c.paths.vae), load_rnn(c.paths.rnn)
 
 
+def _members(c: Context) -> tuple[list[Any], str]:
+    """The ensemble's further MDN-RNNs (members ``1 … rnn_members − 1``) and one digest naming all members."""
+    from golem_worldmodel.training import load_rnn
+
+    digests = [read_metadata(c.paths.rnn)["sha256"]]
+    members = []
+    for i in range(1, c.preset.rnn_members):
+        c.require(c.paths.member(i), "train-rnn")
+        members.append(load_rnn(c.paths.member(i)))
+        digests.append(read_metadata(c.paths.member(i))["sha256"])
+    return members, "+".join(digests)
+
+
 # --- stages ------------------------------------------------------------------
 
 
@@ -192,15 +205,18 @@ def train_rnn_command(
     threads: ThreadsOpt = 1,
     set_: SetOpt = None,
 ) -> None:
-    """Encode the frames (mu, logvar per frame), then train the MDN-RNN on sampled latents."""
+    """Encode the frames (mu, logvar per frame), then train the MDN-RNN on sampled latents (dream.rnn_members of them)."""
     from golem_worldmodel.training import train_rnn
 
     c = Context(ctx, run, preset, scenario, set_, threads, rnn_epochs=epochs)
     latents = _ensure_latents(c)
-    with c.progress("train-rnn") as progress:
-        start, batch = _epoch_hooks(progress, c.preset.rnn_epochs)
-        out = train_rnn(c.paths.rnn, latents, c.preset, seed, start, batch, vae_sha256=read_metadata(c.paths.vae)["sha256"])
-    c.out.print(f"MDN-RNN: {out['epochs']} epoch(s){' (already trained)' if out.get('skipped') else ''} → {c.paths.rnn}")
+    vae_sha = read_metadata(c.paths.vae)["sha256"]
+    for i in range(c.preset.rnn_members):
+        path = c.paths.member(i)
+        with c.progress("train-rnn" + (f" {i + 1}/{c.preset.rnn_members}" if c.preset.rnn_members > 1 else "")) as progress:
+            start, batch = _epoch_hooks(progress, c.preset.rnn_epochs)
+            out = train_rnn(path, latents, c.preset, seed + i, start, batch, vae_sha256=vae_sha)
+        c.out.print(f"MDN-RNN: {out['epochs']} epoch(s){' (already trained)' if out.get('skipped') else ''} → {path}")
 
 
 def _real_scorer(c: Context, vae: Any, rnn: Any, episodes: int, seed: int):
@@ -236,6 +252,7 @@ def train_controller_command(
     c = Context(ctx, run, preset, scenario, set_, threads, generations=generations, population=population, rollouts=rollouts,
                 temperature=temperature, reward_mode=reward_mode, real_every=real_every, termination=termination)
     vae, rnn = _models(c)
+    members, digest = _members(c)
     c.require(c.paths.latents, "train-rnn")
     latents, _ = load_latents(c.paths.latents)
     pool = StartPool.from_latents(latents, c.preset.warmup)
@@ -250,7 +267,7 @@ def train_controller_command(
                                                        f"CMA mean {rec['dream_of_mean']:.0f}  real {last_real[0]:.0f}  σ {rec['sigma']:.3f}")
 
         out = train_controller(c.paths.controller, c.paths.controller_log, rnn, pool, c.preset, seed, scorer, on_generation,
-                               rnn_sha256=read_metadata(c.paths.rnn)["sha256"])
+                               rnn_sha256=digest, members=members)
     c.out.print(f"controller: {out.get('generation', out.get('generations'))} generation(s), dream score of the CMA-ES mean "
                 f"{out.get('dream_of_mean') or float('nan'):.1f}"
                 + (f", real {out['real_mean']:.1f} over {out['real_episodes']} episode(s)" if "real_mean" in out else "")
@@ -338,13 +355,15 @@ def render_command(
 
     c = Context(ctx, run, preset, scenario, set_, threads)
     vae, rnn = _models(c)
+    members, _ = _members(c)
     c.require(c.paths.controller, "train-controller")
     c.require(c.paths.latents, "train-rnn")
     policy, _ = load_controller(c.paths.controller, "mean")
     latents, _ = load_latents(c.paths.latents)
     pool = StartPool.from_latents(latents, c.preset.warmup)
     env = DreamEnv(rnn, pool, 1, temperature=c.preset.temperature, reward_mode=c.preset.reward_mode,
-                   termination=c.preset.termination, max_steps=steps, autoreset=False)
+                   termination=c.preset.termination, max_steps=steps, autoreset=False, members=members,
+                   death=c.preset.ensemble_death)
     dream = dream_returns(env, policy, pool.sample(1, np.random.default_rng(seed)), seed, record=True)
     T = int(dream["steps"][0]) + 1
     dream_frames = decode_latents(vae, dream["z"][:T, 0])

@@ -27,10 +27,21 @@ Three design decisions, kept exactly as the specification states them.
    ``p_done > 0.5``) or ``sample`` (Bernoulli). ``truncated`` after ``max_steps``.
 
 Temperature ``τ`` is the paper's: mixture logits / τ, standard deviations · √τ.
+
+4. An ensemble (``members``): M trained several times from different seeds on
+   the same latents. Each member keeps its own state, fed the same ``(z_t, a_t)``;
+   every step and every dream draws one member, whose mixture gives ``z_{t+1}``
+   (trajectory sampling, as PETS does), and the death comes from ``death``:
+   ``max`` (the most pessimistic member: a dream ends when any member sees the
+   death) or ``drawn`` (the drawn member's). One member's mistaken dynamics —
+   a held action whose dream outlives the engine 3–10×, a different action per
+   training seed (``bench/bench_dream_calibration.py``) — then no longer holds for
+   a whole dream. The controller reads member 0's ``h``, as in the real engine.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,6 +60,8 @@ from golem_worldmodel.mdnrnn import MDNRNN, sample_next
 
 REWARD_MODES = ("predicted", "survival", "mix")
 TERMINATIONS = ("threshold", "sample")
+#: How an ensemble's members decide a death: the most pessimistic one, or the member drawn for the step.
+ENSEMBLE_DEATHS = ("max", "drawn")
 
 
 @dataclass
@@ -113,6 +126,9 @@ class DreamEnv(gymnasium.vector.VectorEnv):
         noise_period: when set to ``R``, rows ``r, r + R, r + 2R, …`` draw the same
             random numbers (CMA-ES: candidate ``p``'s ``r``-th dream and candidate
             ``q``'s ``r``-th dream share start *and* noise).
+        members: further MDN-RNNs trained on the same latents (an ensemble with ``rnn``
+            as member 0; see the module docstring, point 4). Empty: ``rnn`` alone.
+        death: ``max`` or ``drawn``: how the members' death probabilities become one.
     """
 
     def __init__(
@@ -129,6 +145,8 @@ class DreamEnv(gymnasium.vector.VectorEnv):
         autoreset: bool = True,
         noise_period: int | None = None,
         device: str = "cpu",
+        members: Sequence[MDNRNN] = (),
+        death: str = "max",
     ) -> None:
         if reward_mode not in REWARD_MODES:
             raise GolemError(f"reward mode must be one of {', '.join(REWARD_MODES)}, got {reward_mode!r}")
@@ -136,7 +154,15 @@ class DreamEnv(gymnasium.vector.VectorEnv):
             raise GolemError(f"termination must be one of {', '.join(TERMINATIONS)}, got {termination!r}")
         if pool.mu.shape[1] != rnn.z_dim:
             raise GolemError(f"start pool latents have {pool.mu.shape[1]} dims, the MDN-RNN expects {rnn.z_dim}")
+        if death not in ENSEMBLE_DEATHS:
+            raise GolemError(f"ensemble death must be one of {', '.join(ENSEMBLE_DEATHS)}, got {death!r}")
+        for i, m in enumerate(members, start=1):
+            if (m.z_dim, m.n_actions, m.gaussians) != (rnn.z_dim, rnn.n_actions, rnn.gaussians):
+                raise GolemError(f"ensemble member {i} has z {m.z_dim}, {m.n_actions} actions, {m.gaussians} Gaussians; "
+                                 f"member 0 has {rnn.z_dim}, {rnn.n_actions}, {rnn.gaussians}")
         self.rnn = rnn.eval()
+        self.members = [m.eval() for m in members]
+        self.death = death
         self.pool = pool
         self.num_envs = int(num_envs)
         self.temperature = float(temperature)
@@ -157,6 +183,7 @@ class DreamEnv(gymnasium.vector.VectorEnv):
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self._z = torch.zeros(self.num_envs, self.z_dim, device=self.device)
         self._state = rnn.initial_state(self.num_envs, self.device)
+        self._member_states = [m.initial_state(self.num_envs, self.device) for m in self.members]
         self._t = torch.zeros(self.num_envs, dtype=torch.long, device=self.device)
         self._finished = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
         self._rng = np.random.default_rng()
@@ -172,12 +199,13 @@ class DreamEnv(gymnasium.vector.VectorEnv):
         rows_t = torch.arange(self.num_envs, device=self.device) if rows is None else torch.as_tensor(rows, device=self.device).long()
         e, t0 = np.asarray(e, np.int64), np.asarray(t0, np.int64)
         z_w, a_w, z0 = self.pool.window(e, t0)
-        if self.pool.warmup > 0:
-            _, (h, c) = self.rnn(torch.from_numpy(z_w).to(self.device), torch.from_numpy(a_w).to(self.device))
-        else:
-            h, c = self.rnn.initial_state(len(e), self.device)
-        self._state[0][:, rows_t] = h
-        self._state[1][:, rows_t] = c
+        for rnn, state in zip([self.rnn, *self.members], [self._state, *self._member_states]):
+            if self.pool.warmup > 0:
+                _, (h, c) = rnn(torch.from_numpy(z_w).to(self.device), torch.from_numpy(a_w).to(self.device))
+            else:
+                h, c = rnn.initial_state(len(e), self.device)
+            state[0][:, rows_t] = h
+            state[1][:, rows_t] = c
         self._z[rows_t] = torch.from_numpy(z0).to(self.device)
         self._t[rows_t] = 0
         self._finished[rows_t] = False
@@ -206,13 +234,28 @@ class DreamEnv(gymnasium.vector.VectorEnv):
             ``(reward [n], p_done [n], terminated [n] bool, truncated [n] bool)`` of step ``t``;
             afterwards :meth:`obs_tensor` is ``[z_{t+1}, h_{t+1}]``.
         """
+        states = [self._state, *self._member_states]
         if rows is None:
-            z, state = self._z, self._state
+            z = self._z
         else:
-            z, state = self._z[rows], (self._state[0][:, rows], self._state[1][:, rows])
-        heads, new_state = self.rnn.step(z, actions.to(self.device).long(), state)
+            z = self._z[rows]
+            states = [(s[0][:, rows], s[1][:, rows]) for s in states]
+        a = actions.to(self.device).long()
+        heads, new_state = self.rnn.step(z, a, states[0])
         p_done = torch.sigmoid(heads["done_logit"])
         noise = self._noise(rows)
+        new_member_states = []
+        if self.members:
+            all_heads = [heads]
+            for rnn, state in zip(self.members, states[1:]):
+                h_m, s_m = rnn.step(z, a, state)
+                all_heads.append(h_m)
+                new_member_states.append(s_m)
+            pick = (noise[3] * len(all_heads)).long().clamp_(max=len(all_heads) - 1)  # [n] the drawn member
+            heads = {k: torch.stack([h[k] for h in all_heads])[pick, torch.arange(len(pick), device=pick.device)]
+                     for k in heads}
+            p_all = torch.sigmoid(torch.stack([h["done_logit"] for h in all_heads]))  # [M, n]
+            p_done = p_all.max(0).values if self.death == "max" else torch.sigmoid(heads["done_logit"])
         if self.termination == "threshold":
             terminated = p_done > 0.5
         else:
@@ -227,34 +270,38 @@ class DreamEnv(gymnasium.vector.VectorEnv):
         z_new = sample_next(heads, self.temperature, noise=noise[:2]) if z_next is None else z_next.to(self.device).float()
         if rows is None:
             self._z, self._state = z_new, new_state
+            self._member_states = new_member_states
             self._t += 1
             t = self._t
         else:
             self._z[rows] = z_new
-            self._state[0][:, rows] = new_state[0]
-            self._state[1][:, rows] = new_state[1]
+            for target, value in zip([self._state, *self._member_states], [new_state, *new_member_states]):
+                target[0][:, rows] = value[0]
+                target[1][:, rows] = value[1]
             self._t[rows] += 1
             t = self._t[rows]
         truncated = (t >= self.max_steps) & ~terminated
         return reward, p_done, terminated, truncated
 
-    def _noise(self, rows: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """``(u [n, Z], eps [n, Z], u_done [n])`` for ``rows`` (all when ``None``).
+    def _noise(self, rows: torch.Tensor | None = None) -> tuple[torch.Tensor, ...]:
+        """``(u [n, Z], eps [n, Z], u_done [n])`` for ``rows`` (all when ``None``), and ``u_member [n]`` with members.
 
         One draw per row of the whole batch (or per row of one period, tiled,
         when ``noise_period`` is set), then indexed, so a row's numbers do not
-        depend on which rows are stepped.
+        depend on which rows are stepped. A lone M draws no member numbers, so
+        its dreams are those it dreamt before ensembles existed.
         """
         n = self.noise_period or self.num_envs
         g, dev = self._gen, self.device
-        u = torch.rand((n, self.z_dim), generator=g, device=dev)
-        eps = torch.randn((n, self.z_dim), generator=g, device=dev)
-        ud = torch.rand((n,), generator=g, device=dev)
+        draws = [torch.rand((n, self.z_dim), generator=g, device=dev), torch.randn((n, self.z_dim), generator=g, device=dev),
+                 torch.rand((n,), generator=g, device=dev)]
+        if self.members:
+            draws.append(torch.rand((n,), generator=g, device=dev))
         if rows is None and n == self.num_envs:
-            return u, eps, ud
+            return tuple(draws)
         idx = torch.arange(self.num_envs, device=dev) if rows is None else rows
         idx = idx % n
-        return u[idx], eps[idx], ud[idx]
+        return tuple(d[idx] for d in draws)
 
     # --- Gymnasium VectorEnv API ---------------------------------------------
 

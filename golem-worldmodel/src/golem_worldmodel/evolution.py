@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -69,11 +69,14 @@ def train_controller(
     real_score: RealScore | None = None,
     on_generation: OnGeneration | None = None,
     rnn_sha256: str | None = None,
+    members: Sequence[MDNRNN] = (),
 ) -> dict[str, Any]:
     """Evolve (or continue evolving) the controller to ``preset.generations`` generations.
 
-    A checkpoint evolved in another MDN-RNN's dream (``rnn_sha256`` differs) is
-    not continued: the search starts afresh and overwrites it.
+    ``members``: the rest of an MDN-RNN ensemble (``rnn`` is member 0; the
+    dream dies as ``preset.ensemble_death`` says). A checkpoint evolved in
+    another dream (``rnn_sha256``, the members' digests, differs) is not
+    continued: the search starts afresh and overwrites it.
     """
     import cma
 
@@ -98,7 +101,8 @@ def train_controller(
     P, R = preset.population, preset.rollouts
     env = DreamEnv(rnn, pool, (P + 1) * R, temperature=preset.temperature, reward_mode=preset.reward_mode,
                    reward_lambda=preset.reward_lambda, termination=preset.termination,
-                   max_steps=preset.dream_steps, autoreset=False, noise_period=R)
+                   max_steps=preset.dream_steps, autoreset=False, noise_period=R, members=members,
+                   death=preset.ensemble_death)
     rng = np.random.default_rng(seed + 7919 * (done + 1))
     result: dict[str, Any] = {}
     for gen in range(done, preset.generations):
@@ -131,6 +135,7 @@ def train_controller(
                   {"generations": gen + 1, "sigma": float(es.sigma), "dream_of_mean": mean_fit, "rnn_sha256": rnn_sha256},
                   extra={"preset": preset.name, "temperature": preset.temperature, "reward_mode": preset.reward_mode,
                          "termination": preset.termination, "warmup": preset.warmup,
+                         "rnn_members": 1 + len(members), "ensemble_death": preset.ensemble_death,
                          "population": P, "rollouts": R})
         with open(log_path, "a") as fh:
             fh.write(json.dumps(record) + "\n")

@@ -28,6 +28,10 @@ class RunPaths:
     def rnn(self) -> Path:
         return self.root / "mdnrnn.safetensors"
 
+    def member(self, i: int) -> Path:
+        """Member ``i`` of an MDN-RNN ensemble: :attr:`rnn` for 0, ``mdnrnn_<i>.safetensors`` after it."""
+        return self.rnn if i == 0 else self.root / f"mdnrnn_{i}.safetensors"
+
     @property
     def controller(self) -> Path:
         return self.root / "controller.safetensors"

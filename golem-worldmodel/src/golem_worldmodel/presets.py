@@ -54,6 +54,11 @@ class Preset:
     rnn_lr: float = 1e-3
     done_pos_weight: float = 10.0  # BCE weight of the rare "died during this step" class
     reward_weight: float = 1.0
+    # M trained this many times (seeds seed, seed + 1, …); the dream draws a member per step and dies
+    # when the most pessimistic one (ensemble_death "max") or the drawn one ("drawn") says so. One
+    # training's M overrates some held action 3–10× (bench_dream_calibration); CMA-ES finds it.
+    rnn_members: int = 1
+    ensemble_death: str = "max"
     # controller (CMA-ES)
     population: int = 64
     rollouts: int = 16
@@ -105,7 +110,7 @@ PRESETS: dict[str, Preset] = {
         name="tiny", episodes=3, min_length=20, max_steps=200, workers=1, z_dim=8, vae_channels=(8, 16, 16, 32),
         vae_epochs=1, vae_batch=32, hidden=32, gaussians=2, rnn_epochs=1, rnn_seq_len=16, rnn_batch=4,
         population=4, rollouts=2, generations=2, warmup=4, dream_steps=50, real_every=2, real_episodes=1,
-        eval_episodes=2,
+        eval_episodes=2, rnn_members=2,
     ),
     # A 2-core CPU in well under an hour, collection to 100-episode evaluation.
     "cpu": Preset(
