@@ -1,6 +1,6 @@
 """The world-model pipeline end to end on the real engine, through the `golem dream` console commands.
 
-Tiny preset: 3 random take_cover rollouts, one VAE epoch, two MDN-RNNs of one epoch (an ensemble), two
+Tiny preset: 3 random take_cover rollouts and one probe, one VAE epoch, two MDN-RNNs of one epoch (an ensemble), two
 CMA-ES generations of 4 candidates × 2 dreams, 2 real evaluation episodes.
 Checks the files each stage leaves, that stages resume (skip what is done),
 that the dream environment is reachable through the registry, and that user
@@ -25,13 +25,14 @@ def test_dream_pipeline_through_the_cli(golem_cli, tmp_path: Path):
     run = tmp_path / "run"
     common = ["--run", str(run)]
     out = golem_cli(["dream", "collect", *common, "--preset", "tiny"], check=True)
-    assert "collected 3 episodes" in out.stdout
+    assert "collected 4 episodes" in out.stdout  # 3 random, then 1 probe (actions held 50–300 tics)
     with TrajectoryStore.open(run / "store") as store:
         infos = store.episodes()
-        assert len(infos) == 3 and all(i.length >= 20 for i in infos)
+        assert len(infos) == 4 and all(i.length >= 20 for i in infos)
         assert all(i.meta.scenario == "take_cover" and "wm-random" in i.meta.tags for i in infos)
+        assert sum("wm-probe" in i.meta.tags for i in infos) == 1
     again = golem_cli(["dream", "collect", *common], check=True)  # resumable: the target is already met
-    assert "3 already there" in again.stdout
+    assert "4 already there" in again.stdout
 
     golem_cli(["dream", "train-vae", *common], check=True)
     meta = read_metadata(run / "vae.safetensors")
@@ -44,6 +45,12 @@ def test_dream_pipeline_through_the_cli(golem_cli, tmp_path: Path):
     # The tiny preset dreams with an ensemble of two: member 1 trained from the next seed.
     member = read_metadata(run / "mdnrnn_1.safetensors")
     assert member["spec"]["config"]["hidden"] == 32 and member["sha256"] != read_metadata(run / "mdnrnn.safetensors")["sha256"]
+    # An episode collected later is encoded with the rest when M trains on (more epochs).
+    golem_cli(["dream", "collect", *common, "--episodes", "4"], check=True)
+    assert len(read_metadata(run / "latents.safetensors")["episode_ids"]) == 4
+    golem_cli(["dream", "train-rnn", *common, "--epochs", "2"], check=True)
+    assert len(read_metadata(run / "latents.safetensors")["episode_ids"]) == 5
+    assert read_metadata(run / "mdnrnn_1.safetensors")["progress"]["epochs"] == 2
     assert read_metadata(run / "latents.safetensors")["vae_sha256"] == meta["sha256"]
 
     ctrl = golem_cli(["dream", "train-controller", *common], check=True)
@@ -93,7 +100,7 @@ def test_screen_flashes_show_the_hits_take_cover_hides(tmp_path: Path):
     registry = load_plugins().registry
     redness = {}
     for flashes in (False, True):
-        preset = get_preset("tiny").with_overrides(episodes=1, min_length=1, max_steps=400, screen_flashes=flashes)
+        preset = get_preset("tiny").with_overrides(episodes=1, probe_episodes=0, min_length=1, max_steps=400, screen_flashes=flashes)
         store_path = tmp_path / f"flashes-{flashes}"
         collect(GolemSettings(), registry, store_path, preset, "take_cover", seed=3)
         with TrajectoryStore.open(store_path) as store:

@@ -7,6 +7,11 @@ core's :func:`golem.data.recording.record` runs the engines in parallel worker
 processes, the calling process being the single writer.
 Resumable: episodes already in the store with the ``wm-random`` tag count
 toward the target, and new seeds continue after the largest one stored.
+
+Then ``probe_episodes`` more, tagged ``wm-probe`` as well, whose actions are
+held ``probe_hold_min..probe_hold_max`` tics: where a held action leads (the
+player at a wall, standing in the line of fire) is in M's data, not only in
+its dreams.
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ from golem_worldmodel.presets import Preset
 log = structlog.get_logger("golem_worldmodel.collect")
 
 TAG = "wm-random"
+#: Second tag of the probe episodes (long holds); they carry :data:`TAG` too, so M trains on them.
+PROBE_TAG = "wm-probe"
 EXPERT_NAME = "random-hold"
 
 
@@ -83,11 +90,14 @@ class RandomHoldPolicy(Expert):
         return [int(b) for b in self.table[self._action]]
 
 
-def collected(store: TrajectoryStore, scenario: str, min_length: int = 1) -> tuple[int, int]:
-    """``(episodes of at least min_length steps, largest seed)`` of this pipeline's rollouts of ``scenario`` in ``store``."""
+def collected(store: TrajectoryStore, scenario: str, min_length: int = 1, probes: bool = False) -> tuple[int, int]:
+    """``(episodes of at least min_length steps, largest seed)`` of this pipeline's rollouts of ``scenario`` in ``store``.
+
+    ``probes`` counts the probe episodes instead of the random ones; the largest seed is over both.
+    """
     infos = [i for i in store.episodes() if TAG in i.meta.tags and i.meta.scenario == scenario]
     seeds = [int(i.meta.seed) for i in infos if i.meta.seed is not None]
-    infos = [i for i in infos if i.length >= min_length]
+    infos = [i for i in infos if i.length >= min_length and (PROBE_TAG in i.meta.tags) == probes]
     return len(infos), (max(seeds) if seeds else -1)
 
 
@@ -106,35 +116,43 @@ def collect(
     episode (``None`` for a dropped one). Returns counts: ``kept``, ``dropped``,
     ``existing``, ``steps``.
     """
-    settings = with_section(settings, RandomHoldSettings(
-        hold_min=preset.hold_min, hold_max=preset.hold_max, screen_flashes=preset.screen_flashes))
+    phases = [(False, preset.episodes, preset.hold_min, preset.hold_max, [TAG])]
+    if preset.probe_episodes:
+        phases.append((True, preset.probe_episodes, preset.probe_hold_min, preset.probe_hold_max, [TAG, PROBE_TAG]))
+    kept_all = dropped = steps = existing_all = 0
     with TrajectoryStore.open_or_create(store_path) as store:
-        existing, last_seed = collected(store, scenario, preset.min_length)
-        next_seed = max(seed, last_seed + 1)
-        kept, dropped, steps = existing, 0, 0
-        while kept < preset.episodes:
-            want = preset.episodes - kept
-            seeds = list(range(next_seed, next_seed + want))
-            next_seed += want
-            plan = RecordPlan(demonstrator="expert", expert=EXPERT_NAME, episodes=want, workers=min(preset.workers, want),
-                              seeds=seeds, tags=[TAG], max_steps=preset.max_steps)
+        for probes, target, hold_min, hold_max, tags in phases:
+            held = with_section(settings, RandomHoldSettings(
+                hold_min=hold_min, hold_max=hold_max, screen_flashes=preset.screen_flashes))
+            existing, last_seed = collected(store, scenario, preset.min_length, probes=probes)
+            next_seed = max(seed, last_seed + 1)
+            kept, dropped_here = existing, 0
+            while kept < target:
+                want = target - kept
+                seeds = list(range(next_seed, next_seed + want))
+                next_seed += want
+                plan = RecordPlan(demonstrator="expert", expert=EXPERT_NAME, episodes=want, workers=min(preset.workers, want),
+                                  seeds=seeds, tags=tags, max_steps=preset.max_steps)
 
-            def written(eid: int, episode: Episode) -> None:
-                nonlocal kept, dropped, steps
-                n = len(episode.arrays["actions"])
-                if n < preset.min_length:
-                    store.delete([eid])
-                    dropped += 1
+                def written(eid: int, episode: Episode) -> None:
+                    nonlocal kept, dropped_here, steps
+                    n = len(episode.arrays["actions"])
+                    if n < preset.min_length:
+                        store.delete([eid])
+                        dropped_here += 1
+                        if on_episode is not None:
+                            on_episode(kept_all + kept, None)
+                        return
+                    kept += 1
+                    steps += n
                     if on_episode is not None:
-                        on_episode(kept, None)
-                    return
-                kept += 1
-                steps += n
-                if on_episode is not None:
-                    on_episode(kept, episode)
+                        on_episode(kept_all + kept, episode)
 
-            record(settings, registry, plan, store, scenario, on_episode=written)
-            if dropped > 20 * preset.episodes:
-                break  # a scenario where random play never lasts min_length steps
-    log.info("dream.collect.done", kept=kept, dropped=dropped, existing=existing, steps=steps, store=str(store_path))
-    return {"kept": kept, "dropped": dropped, "existing": existing, "steps": steps}
+                record(held, registry, plan, store, scenario, on_episode=written)
+                if dropped_here > 20 * target:
+                    break  # a scenario where random play never lasts min_length steps
+            kept_all += kept
+            existing_all += existing
+            dropped += dropped_here
+    log.info("dream.collect.done", kept=kept_all, dropped=dropped, existing=existing_all, steps=steps, store=str(store_path))
+    return {"kept": kept_all, "dropped": dropped, "existing": existing_all, "steps": steps}

@@ -142,12 +142,12 @@ def collect_command(
     threads: ThreadsOpt = 1,
     set_: SetOpt = None,
 ) -> None:
-    """Random rollouts (an action held 1–10 tics) into the run's trajectory store; episodes < 100 steps dropped."""
+    """Random rollouts (an action held 1–10 tics), then the preset's probe episodes (held 50–300 tics), into the run's store; episodes < 100 steps dropped."""
     from golem_worldmodel.collect import collect
 
     c = Context(ctx, run, preset, scenario, set_, threads, episodes=episodes, workers=workers)
     with c.progress("collect") as progress:
-        task = progress.add_task(scenario, total=c.preset.episodes, info="")
+        task = progress.add_task(scenario, total=c.preset.episodes + c.preset.probe_episodes, info="")
         dropped = 0
 
         def on_episode(kept: int, episode: Any) -> None:
@@ -180,16 +180,24 @@ def train_vae_command(
 
 
 def _ensure_latents(c: Context):
-    """Encode the store with the current VAE unless ``latents.safetensors`` already matches it."""
-    from golem_worldmodel.latents import encode_store, load_latents, save_latents
+    """Encode the store with the current VAE unless ``latents.safetensors`` already holds its episodes under that VAE.
+
+    Episodes collected since (``collect --episodes`` raised) are encoded with the rest; M then trains on all of them.
+    """
+    from golem.data.store import TrajectoryStore
+    from golem_worldmodel.latents import encode_store, load_latents, save_latents, store_episodes
     from golem_worldmodel.training import load_vae
 
     c.require(c.paths.vae, "train-vae")
     vae_sha = read_metadata(c.paths.vae)["sha256"]
     if c.paths.latents.is_file():
         latents, meta = load_latents(c.paths.latents)
-        if meta.get("vae_sha256") == vae_sha:
+        with TrajectoryStore.open(c.paths.store) as store:
+            ids = [i.id for i in store_episodes(store, c.scenario)]
+        if meta.get("vae_sha256") == vae_sha and latents.episode_ids == ids:
             return latents
+        log.info("dream.latents.stale", reason="the VAE changed" if meta.get("vae_sha256") != vae_sha
+                 else f"the store holds {len(ids)} episodes, the latents {len(latents.episode_ids)}")
     vae = load_vae(c.paths.vae)
     with c.progress("encode") as progress:
         task = progress.add_task("frames → mu, logvar", total=None, info="")

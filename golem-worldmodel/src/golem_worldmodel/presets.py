@@ -34,6 +34,12 @@ class Preset:
     hold_min: int = 1  # a random action is held for hold_min..hold_max tics
     hold_max: int = 10
     workers: int = 2
+    # Probe episodes, collected after the random ones: each action held probe_hold_min..probe_hold_max
+    # tics, so M sees where a held action leads. Random holds of 1–10 tics seldom carry the player far,
+    # and a dream of one action held for hundreds of tics is otherwise M's guess (3–10× the real survival).
+    probe_episodes: int = 0
+    probe_hold_min: int = 50
+    probe_hold_max: int = 300
     # take_cover's config turns the red damage flash off, so a hit barely shows in a frame; on, the
     # VAE encodes every hit and M learns what precedes a death (collection, checks and evaluation alike).
     screen_flashes: bool = False
@@ -110,7 +116,7 @@ PRESETS: dict[str, Preset] = {
         name="tiny", episodes=3, min_length=20, max_steps=200, workers=1, z_dim=8, vae_channels=(8, 16, 16, 32),
         vae_epochs=1, vae_batch=32, hidden=32, gaussians=2, rnn_epochs=1, rnn_seq_len=16, rnn_batch=4,
         population=4, rollouts=2, generations=2, warmup=4, dream_steps=50, real_every=2, real_episodes=1,
-        eval_episodes=2, rnn_members=2,
+        eval_episodes=2, rnn_members=2, probe_episodes=1,
     ),
     # A 2-core CPU in well under an hour, collection to 100-episode evaluation.
     "cpu": Preset(
