@@ -28,8 +28,8 @@ Three design decisions, kept exactly as the specification states them.
 
 Temperature ``τ`` is the paper's: mixture logits / τ, standard deviations · √τ.
 
-4. An ensemble (``members``): M trained several times from different seeds on
-   the same latents. Each member keeps its own state, fed the same ``(z_t, a_t)``;
+4. (Beyond the specification.) An ensemble (``members``): M trained several times on
+   the same latents from different seeds. Each member keeps its own state, fed the same ``(z_t, a_t)``;
    every step and every dream draws one member, whose mixture gives ``z_{t+1}``
    (trajectory sampling, as PETS does), and the death comes from ``death``:
    ``max`` (the most pessimistic member: a dream ends when any member sees the
@@ -37,6 +37,8 @@ Temperature ``τ`` is the paper's: mixture logits / τ, standard deviations · �
    a held action whose dream outlives the engine 3–10×, a different action per
    training seed (``bench/bench_dream_calibration.py``) — then no longer holds for
    a whole dream. The controller reads member 0's ``h``, as in the real engine.
+   A mistake every member shares stays: that one is in the data, and the probe
+   episodes of :mod:`golem_worldmodel.collect` are what remove it.
 """
 
 from __future__ import annotations
