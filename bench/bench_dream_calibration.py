@@ -53,7 +53,7 @@ from golem_worldmodel.mdnrnn import MDNRNN
 from golem_worldmodel.paths import RunPaths
 from golem_worldmodel.presets import Preset
 from golem_worldmodel.real_runner import play_real
-from golem_worldmodel.training import load_rnn, load_vae
+from golem_worldmodel.training import load_ensemble, load_rnn, load_vae
 
 RESULTS = Path(__file__).resolve().parent / "results" / "dream_calibration.json"
 FIXED = {"noop": 0, "left": 1, "right": 2}
@@ -105,7 +105,7 @@ def main() -> None:
     preset = Preset.from_dict(json.loads((args.run / "preset.json").read_text()))
     preset = preset.with_overrides(temperature=args.temperature, rnn_members=args.members, ensemble_death=args.death)
     vae, rnn = load_vae(paths.vae), load_rnn(paths.rnn)
-    members = [load_rnn(paths.member(i)) for i in range(1, preset.rnn_members)]
+    members, _ = load_ensemble(paths, preset.rnn_members)
     latents, _ = load_latents(paths.latents)
     pool = StartPool.from_latents(latents, preset.warmup)
     env = DreamEnv(rnn, pool, args.dreams, temperature=preset.temperature, reward_mode="survival",

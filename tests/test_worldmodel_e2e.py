@@ -59,6 +59,8 @@ def test_dream_pipeline_through_the_cli(golem_cli, tmp_path: Path):
     assert [r["generation"] for r in records] == [1, 2]
     assert "real_mean" in records[-1]  # the real-engine score of the best, logged beside the dream score
     assert read_metadata(run / "controller.safetensors")["rnn_members"] == 2
+    more = golem_cli(["dream", "train-controller", *common, "--set", "dream.rnn_members=3"])  # member 2 was never trained
+    assert more.returncode == 2 and "mdnrnn_2.safetensors does not exist" in more.stderr and "Traceback" not in more.stderr
 
     ev = golem_cli(["dream", "evaluate", *common], check=True)
     report = json.loads((run / "evaluation.json").read_text())

@@ -120,15 +120,9 @@ def _models(c: Context):
 
 def _members(c: Context) -> tuple[list[Any], str]:
     """The ensemble's further MDN-RNNs (members ``1 … rnn_members − 1``) and one digest naming all members."""
-    from golem_worldmodel.training import load_rnn
+    from golem_worldmodel.training import load_ensemble
 
-    digests = [read_metadata(c.paths.rnn)["sha256"]]
-    members = []
-    for i in range(1, c.preset.rnn_members):
-        c.require(c.paths.member(i), "train-rnn")
-        members.append(load_rnn(c.paths.member(i)))
-        digests.append(read_metadata(c.paths.member(i))["sha256"])
-    return members, "+".join(digests)
+    return load_ensemble(c.paths, c.preset.rnn_members)
 
 
 # --- stages ------------------------------------------------------------------

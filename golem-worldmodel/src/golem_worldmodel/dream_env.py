@@ -243,21 +243,18 @@ class DreamEnv(gymnasium.vector.VectorEnv):
             z = self._z[rows]
             states = [(s[0][:, rows], s[1][:, rows]) for s in states]
         a = actions.to(self.device).long()
-        heads, new_state = self.rnn.step(z, a, states[0])
-        p_done = torch.sigmoid(heads["done_logit"])
+        stepped = [rnn.step(z, a, state) for rnn, state in zip([self.rnn, *self.members], states)]
+        new_states = [state for _, state in stepped]
         noise = self._noise(rows)
-        new_member_states = []
+        heads = stepped[0][0]
         if self.members:
-            all_heads = [heads]
-            for rnn, state in zip(self.members, states[1:]):
-                h_m, s_m = rnn.step(z, a, state)
-                all_heads.append(h_m)
-                new_member_states.append(s_m)
-            pick = (noise[3] * len(all_heads)).long().clamp_(max=len(all_heads) - 1)  # [n] the drawn member
-            heads = {k: torch.stack([h[k] for h in all_heads])[pick, torch.arange(len(pick), device=pick.device)]
-                     for k in heads}
-            p_all = torch.sigmoid(torch.stack([h["done_logit"] for h in all_heads]))  # [M, n]
-            p_done = p_all.max(0).values if self.death == "max" else torch.sigmoid(heads["done_logit"])
+            every = [h for h, _ in stepped]
+            pick = (noise[3] * len(every)).long().clamp_(max=len(every) - 1)  # [n] the drawn member
+            heads = {k: torch.stack([h[k] for h in every])[pick, torch.arange(len(pick), device=pick.device)] for k in heads}
+        if self.members and self.death == "max":
+            p_done = torch.sigmoid(torch.stack([h["done_logit"] for h, _ in stepped])).max(0).values  # [n] the most pessimistic
+        else:
+            p_done = torch.sigmoid(heads["done_logit"])
         if self.termination == "threshold":
             terminated = p_done > 0.5
         else:
@@ -271,13 +268,13 @@ class DreamEnv(gymnasium.vector.VectorEnv):
             reward = survival + self.reward_lambda * heads["reward"]
         z_new = sample_next(heads, self.temperature, noise=noise[:2]) if z_next is None else z_next.to(self.device).float()
         if rows is None:
-            self._z, self._state = z_new, new_state
-            self._member_states = new_member_states
+            self._z = z_new
+            self._state, *self._member_states = new_states
             self._t += 1
             t = self._t
         else:
             self._z[rows] = z_new
-            for target, value in zip([self._state, *self._member_states], [new_state, *new_member_states]):
+            for target, value in zip([self._state, *self._member_states], new_states):
                 target[0][:, rows] = value[0]
                 target[1][:, rows] = value[1]
             self._t[rows] += 1

@@ -18,11 +18,13 @@ import torch
 
 from golem.errors import GolemError
 from golem.data.store import TrajectoryStore
+from golem.learning.checkpoints import read_metadata
 
 from golem_worldmodel.actions import N_ACTIONS
 from golem_worldmodel.checkpoints import load_module, load_optimizer, load_part, progress_of, save_part
 from golem_worldmodel.latents import Latents, store_episodes
 from golem_worldmodel.mdnrnn import MDNRNN, rnn_loss
+from golem_worldmodel.paths import RunPaths
 from golem_worldmodel.presets import Preset
 from golem_worldmodel.vae import ConvVAE, frames_to_input, vae_loss
 
@@ -151,6 +153,25 @@ def load_rnn(path: Path) -> MDNRNN:
     """The MDN-RNN saved at ``path``, rebuilt from its metadata, eval mode."""
     state, meta, _ = load_part(path, "mdnrnn")
     return load_module(build_rnn(meta["spec"]["config"]), state, path).eval()
+
+
+def load_ensemble(paths: RunPaths, count: int) -> tuple[list[MDNRNN], str]:
+    """Members ``1 … count − 1`` of the run's MDN-RNN ensemble (member 0 is :func:`load_rnn` of ``paths.rnn``)
+    and one digest naming all ``count`` members (their SHA-256s joined by ``+``).
+
+    Raises:
+        GolemError: a member's file is missing (train-rnn has not trained that many).
+    """
+    digests = [read_metadata(paths.rnn)["sha256"]]
+    members = []
+    for i in range(1, count):
+        path = paths.member(i)
+        if not path.is_file():
+            raise GolemError(f"{path} does not exist; run `golem dream train-rnn --run {paths.root}` with "
+                             f"dream.rnn_members={count} first")
+        members.append(load_rnn(path))
+        digests.append(read_metadata(path)["sha256"])
+    return members, "+".join(digests)
 
 
 def sequence_windows(latents: Latents, seq_len: int) -> np.ndarray:
