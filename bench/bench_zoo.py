@@ -62,11 +62,13 @@ MEASURES = {
 }
 
 
-def run_one(scenario: str, model: str, episodes: int, eval_episodes: int, workers: int, extra: list[str]) -> dict[str, Any]:
+def run_one(scenario: str, model: str, episodes: int, eval_episodes: int, workers: int, extra: list[str],
+            sensors: list[str] = ()) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix=f"golem-zoo-{scenario}-"))
     sets = [a for s in extra for a in ("--set", s)]
     try:
-        root = ["--set", f"data.root={work / 'data'}"]
+        # Extra sensors are plugins every step loads: the store records them, the model reads them.
+        root = ["--set", f"data.root={work / 'data'}", *(a for name in sensors for a in ("--plugin", name))]
         t0 = time.perf_counter()
         golem("run", "record", "--expert", scenario, "--scenario", scenario, "--episodes", str(episodes),
               "--workers", str(workers), *root, cwd=work)
@@ -94,6 +96,7 @@ def run_one(scenario: str, model: str, episodes: int, eval_episodes: int, worker
         "frames": trained["data"]["total_steps"],
         "frame_skip": board.get("frame_skip", 1),
         "settings": extra,
+        "sensors": ["visual", *sensors],
         "updates": trained.get("updates"),
         "best_epoch": trained.get("best_epoch"),
         "thresholds": trained.get("thresholds"),
@@ -123,7 +126,7 @@ def table(results: dict[str, Any]) -> str:
         m = r["measure"]
         norm = "—" if r["normalised"] is None else f"{100 * r['normalised']:.0f} %"
         rows.append(
-            f"| {r['scenario']} | {r['model']} | {r.get('frame_skip', 1)} | {r['recorded_episodes']} ({r['frames']:,}) "
+            f"| {r['scenario']} | {'+'.join([r['model'], *r.get('sensors', ['visual'])[1:]])} | {r.get('frame_skip', 1)} | {r['recorded_episodes']} ({r['frames']:,}) "
             f"| {r['minutes']['train']:.1f} "
             f"| {r['eval_episodes']} | {m['label']} | "
             f"{fmt(m.get('model'))} | {fmt(m.get('random'))} | {fmt(m.get('expert'))} | {norm} | {r['reference'] or '—'} |"
@@ -138,6 +141,8 @@ def main() -> int:
     parser.add_argument("--episodes", type=int, help="expert episodes to record (default: the scenario spec's)")
     parser.add_argument("--eval-episodes", type=int, default=30)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--sensor", dest="sensors", action="append", default=[],
+                        help="extra sensor plugin beside the visual one (repeatable: depth, thermal, audio)")
     parser.add_argument("--set", dest="sets", action="append", default=[], help="extra training setting KEY=VALUE")
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--table", action="store_true", help="print the README table of the stored results and stop")
@@ -151,8 +156,8 @@ def main() -> int:
         for model in args.model or ["cfc"]:
             episodes = args.episodes or scenario_spec(scenario).episodes
             print(f"{scenario} / {model}: {episodes} expert episodes …", flush=True)
-            result = run_one(scenario, model, episodes, args.eval_episodes, args.workers, args.sets)
-            results[f"{scenario}/{model}"] = result
+            result = run_one(scenario, model, episodes, args.eval_episodes, args.workers, args.sets, args.sensors)
+            results[f"{scenario}/{'+'.join([model, *args.sensors])}"] = result
             args.out.parent.mkdir(parents=True, exist_ok=True)
             args.out.write_text(json.dumps(results, indent=2) + "\n")
             print(f"  normalised {result['normalised']}, {result['measure']}, {result['minutes']}", flush=True)

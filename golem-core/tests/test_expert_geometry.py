@@ -13,6 +13,7 @@ from golem.builtin.experts.geometry import (
     bearing,
     lateral_offset,
     press_turn,
+    ray_distance,
     relative_bearing,
     turn_deadband,
     turn_toward,
@@ -78,3 +79,14 @@ def test_navgrid_routes_around_a_wall() -> None:
         x, y = nx, ny
     assert math.hypot(x - 350, y - 50) < 16
     assert grid.dist[grid.to_cell(50, 50)] > grid.dist[grid.to_cell(350, 180)]
+
+
+def test_ray_distance_stops_at_the_first_wall_or_obstacle_disc() -> None:
+    walls = [Segment(100, -50, 100, 50), Segment(300, -50, 300, 50)]
+    assert ray_distance(walls, 0, 0, 0.0) == pytest.approx(100.0)
+    assert ray_distance(walls, 0, 0, 180.0, limit=500.0) == 500.0  # nothing behind
+    assert ray_distance(walls, 0, 0, 90.0) == 1024.0  # walls parallel to the ray
+    # A disc of radius 10 centred 50 ahead and 6 to the side: entered 8 units before its centre.
+    assert ray_distance(walls, 0, 0, 0.0, [(50, 6)], radius=10.0) == pytest.approx(42.0)
+    assert ray_distance(walls, 0, 0, 0.0, [(50, 20)], radius=10.0) == pytest.approx(100.0)  # passes beside it
+    assert ray_distance(walls, 0, 0, 0.0, [(-50, 0)], radius=10.0) == pytest.approx(100.0)  # behind the player

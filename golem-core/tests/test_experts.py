@@ -51,6 +51,21 @@ def test_registry_names_match_scenarios() -> None:
     assert RandomPolicy not in EXPERTS.values()
 
 
+def test_expert_settings_are_validated_and_read() -> None:
+    from golem.errors import SettingsError
+
+    limited = load_settings(overrides=[("test", {"experts.take_cover.view": 45,
+                                                 "experts.health_gathering_supreme.memory": 64})], environ={}).settings
+    assert EXPERTS["take_cover"](BASIC, limited)._view == 45.0
+    assert EXPERTS["health_gathering_supreme"](BASIC, limited)._memory == 64
+    assert EXPERTS["take_cover"](BASIC, SETTINGS)._view is None  # default: every fireball in the room
+    assert EXPERTS["health_gathering_supreme"](BASIC, SETTINGS)._memory is None  # default: the whole episode
+    with pytest.raises(SettingsError, match="view"):
+        load_settings(overrides=[("test", {"experts.take_cover.view": 0})], environ={})
+    with pytest.raises(SettingsError, match="memory"):
+        load_settings(overrides=[("test", {"experts.health_gathering_supreme.memory": -1})], environ={})
+
+
 def test_random_policy_is_reproducible_and_binary() -> None:
     a, b = RandomPolicy(BASIC, seed=3), RandomPolicy(BASIC, seed=3)
     draws = [a.act(None, None) for _ in range(50)]

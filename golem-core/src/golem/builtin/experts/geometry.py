@@ -135,6 +135,37 @@ def line_of_sight(walls: Iterable[Segment], ax: float, ay: float, bx: float, by:
     return True
 
 
+def ray_distance(
+    walls: Iterable[Segment],
+    x: float,
+    y: float,
+    angle: float,
+    obstacles: Iterable[tuple[float, float]] = (),
+    radius: float = 0.0,
+    limit: float = 1024.0,
+) -> float:
+    """Free distance (map units) from ``(x, y)`` along ``angle`` (degrees) to the first wall, or to the first
+    disc of ``radius`` around one of ``obstacles`` the ray enters; at most ``limit``."""
+    dx, dy = math.cos(math.radians(angle)), math.sin(math.radians(angle))
+    best = limit
+    for ox, oy in obstacles:
+        along = (ox - x) * dx + (oy - y) * dy
+        across = abs((ox - x) * dy - (oy - y) * dx)
+        if along > 0.0 and across < radius:
+            best = min(best, max(0.0, along - math.sqrt(radius * radius - across * across)))
+    for w in walls:
+        ex, ey = w.x2 - w.x1, w.y2 - w.y1
+        denom = _cross(dx, dy, ex, ey)
+        if denom == 0.0:
+            continue
+        qx, qy = w.x1 - x, w.y1 - y
+        t = _cross(qx, qy, ex, ey) / denom
+        u = _cross(qx, qy, dx, dy) / denom
+        if 0.0 < t < best and 0.0 <= u <= 1.0:
+            best = t
+    return best
+
+
 def point_segment_distance(px: np.ndarray, py: np.ndarray, seg: Segment) -> np.ndarray:
     """Distance (map units) from each point ``(px, py)`` to ``seg``; arrays broadcast."""
     dx, dy = seg.x2 - seg.x1, seg.y2 - seg.y1

@@ -8,10 +8,12 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
+from pydantic import Field
 
-from golem.builtin.experts.geometry import PLAYER_RADIUS, blocking_walls
+from golem.builtin.experts.geometry import PLAYER_RADIUS, blocking_walls, relative_bearing
 from golem.builtin.experts.privileged import VelocityMeter, enable_objects, enable_sectors, player_pose
 from golem.experts import Expert
+from golem.settings import ComponentSettings, section
 
 PROJECTILES = ("DoomImpBall",)
 #: Fireball radius, map units.
@@ -34,6 +36,17 @@ TURN_BACK = 160.0
 MAX_ADVANCE = 96.0
 #: Score bonus for a plan that keeps strafing the way the player is already going.
 KEEP_HEADING = 0.5
+
+
+class TakeCoverSettings(ComponentSettings):
+    """``experts.take_cover``: which fireballs the expert dodges."""
+
+    key = "experts.take_cover"
+    view: float | None = Field(
+        None, gt=0.0, le=180.0,
+        description="dodge only fireballs within this bearing of the heading, degrees (45: what the screen "
+                    "shows); none: every fireball in the room",
+    )
 
 
 def _plans() -> list[tuple[tuple[int, int], tuple[int, int]]]:
@@ -76,12 +89,14 @@ class TakeCoverExpert(Expert):
 
     name: ClassVar[str] = "take_cover"
     scenarios: ClassVar[tuple[str, ...]] = ("take_cover",)
+    settings_model: ClassVar[Any] = TakeCoverSettings
 
     def __init__(self, action_names: Sequence[str], settings: Any = None) -> None:
         super().__init__(action_names, settings)
         self._plans = _plans()
         self._lat, self._fwd, self._coast = _displacements(self._plans)
         self._ticks = np.arange(1, HORIZON + 1, dtype=float)
+        self._view = section(self.settings, TakeCoverSettings).view
 
     def configure(self, game: Any) -> None:
         enable_objects(game)
@@ -120,6 +135,9 @@ class TakeCoverExpert(Expert):
         contact = PLAYER_RADIUS + BALL_RADIUS
         for o in state.objects:
             if o.name not in PROJECTILES:
+                continue
+            if self._view is not None and abs(relative_bearing(pose.x, pose.y, pose.angle, o.position_x,
+                                                                  o.position_y)) > self._view:
                 continue
             bx = o.position_x + o.velocity_x * self._ticks
             by = o.position_y + o.velocity_y * self._ticks
