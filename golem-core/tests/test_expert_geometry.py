@@ -12,6 +12,7 @@ from golem.builtin.experts.geometry import (
     aim_tolerance,
     bearing,
     lateral_offset,
+    line_of_sight,
     press_turn,
     ray_distance,
     relative_bearing,
@@ -83,6 +84,10 @@ def test_navgrid_routes_around_a_wall() -> None:
 
 def test_ray_distance_stops_at_the_first_wall_or_obstacle_disc() -> None:
     walls = [Segment(100, -50, 100, 50), Segment(300, -50, 300, 50)]
+    assert not line_of_sight(walls, 0, 0, 200, 0)  # through the first wall
+    assert line_of_sight(walls, 0, 0, 90, 0)  # stops short of it
+    assert line_of_sight(walls, 0, 100, 200, 100)  # passes beyond its end
+    assert line_of_sight(walls, 0, 0, 0, 200)  # parallel
     assert ray_distance(walls, 0, 0, 0.0) == pytest.approx(100.0)
     assert ray_distance(walls, 0, 0, 180.0, limit=500.0) == 500.0  # nothing behind
     assert ray_distance(walls, 0, 0, 90.0) == 1024.0  # walls parallel to the ray

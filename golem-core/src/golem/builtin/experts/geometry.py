@@ -119,18 +119,23 @@ def _cross(ax: float, ay: float, bx: float, by: float) -> float:
     return ax * by - ay * bx
 
 
+def _crossing(ax: float, ay: float, dx: float, dy: float, w: Segment) -> float | None:
+    """Where the line ``(ax, ay) + t·(dx, dy)`` crosses wall ``w``: the ``t`` of the crossing, ``None`` if it
+    misses the wall or runs parallel to it."""
+    ex, ey = w.x2 - w.x1, w.y2 - w.y1
+    denom = _cross(dx, dy, ex, ey)
+    if denom == 0.0:
+        return None
+    qx, qy = w.x1 - ax, w.y1 - ay
+    u = _cross(qx, qy, dx, dy) / denom
+    return _cross(qx, qy, ex, ey) / denom if 0.0 <= u <= 1.0 else None
+
+
 def line_of_sight(walls: Iterable[Segment], ax: float, ay: float, bx: float, by: float) -> bool:
     """Whether the straight line from ``(ax, ay)`` to ``(bx, by)`` crosses none of ``walls`` (map units)."""
-    dx, dy = bx - ax, by - ay
     for w in walls:
-        ex, ey = w.x2 - w.x1, w.y2 - w.y1
-        denom = _cross(dx, dy, ex, ey)
-        if denom == 0.0:
-            continue
-        qx, qy = w.x1 - ax, w.y1 - ay
-        t = _cross(qx, qy, ex, ey) / denom
-        u = _cross(qx, qy, dx, dy) / denom
-        if 0.0 < t < 1.0 and 0.0 <= u <= 1.0:
+        t = _crossing(ax, ay, bx - ax, by - ay, w)
+        if t is not None and 0.0 < t < 1.0:
             return False
     return True
 
@@ -154,14 +159,8 @@ def ray_distance(
         if along > 0.0 and across < radius:
             best = min(best, max(0.0, along - math.sqrt(radius * radius - across * across)))
     for w in walls:
-        ex, ey = w.x2 - w.x1, w.y2 - w.y1
-        denom = _cross(dx, dy, ex, ey)
-        if denom == 0.0:
-            continue
-        qx, qy = w.x1 - x, w.y1 - y
-        t = _cross(qx, qy, ex, ey) / denom
-        u = _cross(qx, qy, dx, dy) / denom
-        if 0.0 < t < best and 0.0 <= u <= 1.0:
+        t = _crossing(x, y, dx, dy, w)
+        if t is not None and 0.0 < t < best:
             best = t
     return best
 
