@@ -19,6 +19,7 @@ import json
 import shutil
 import tempfile
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -62,8 +63,13 @@ MEASURES = {
 }
 
 
+def board_name(model: str, sensors: Sequence[str]) -> str:
+    """A row's model column and results key part: the model, then each extra sensor (``cfc+audio``)."""
+    return "+".join([model, *sensors])
+
+
 def run_one(scenario: str, model: str, episodes: int, eval_episodes: int, workers: int, extra: list[str],
-            sensors: list[str] = ()) -> dict[str, Any]:
+            sensors: Sequence[str] = ()) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix=f"golem-zoo-{scenario}-"))
     sets = [a for s in extra for a in ("--set", s)]
     try:
@@ -126,7 +132,7 @@ def table(results: dict[str, Any]) -> str:
         m = r["measure"]
         norm = "—" if r["normalised"] is None else f"{100 * r['normalised']:.0f} %"
         rows.append(
-            f"| {r['scenario']} | {'+'.join([r['model'], *r.get('sensors', ['visual'])[1:]])} | {r.get('frame_skip', 1)} | {r['recorded_episodes']} ({r['frames']:,}) "
+            f"| {r['scenario']} | {board_name(r['model'], r.get('sensors', ['visual'])[1:])} | {r.get('frame_skip', 1)} | {r['recorded_episodes']} ({r['frames']:,}) "
             f"| {r['minutes']['train']:.1f} "
             f"| {r['eval_episodes']} | {m['label']} | "
             f"{fmt(m.get('model'))} | {fmt(m.get('random'))} | {fmt(m.get('expert'))} | {norm} | {r['reference'] or '—'} |"
@@ -157,7 +163,7 @@ def main() -> int:
             episodes = args.episodes or scenario_spec(scenario).episodes
             print(f"{scenario} / {model}: {episodes} expert episodes …", flush=True)
             result = run_one(scenario, model, episodes, args.eval_episodes, args.workers, args.sets, args.sensors)
-            results[f"{scenario}/{'+'.join([model, *args.sensors])}"] = result
+            results[f"{scenario}/{board_name(model, args.sensors)}"] = result
             args.out.parent.mkdir(parents=True, exist_ok=True)
             args.out.write_text(json.dumps(results, indent=2) + "\n")
             print(f"  normalised {result['normalised']}, {result['measure']}, {result['minutes']}", flush=True)
