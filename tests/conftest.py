@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import select
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -34,6 +35,15 @@ def plugin_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
             capture_output=True,
         )
     return site
+
+
+def sigint_default() -> None:
+    """``preexec_fn`` for a child a test sends Ctrl-C: SIGINT back to its default disposition.
+
+    A shell starts background jobs (``make test &``, ``nohup``) with SIGINT ignored, children inherit
+    that, and Python then installs no KeyboardInterrupt handler: the child would never see the Ctrl-C.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:

@@ -13,7 +13,7 @@ import pytest
 
 from golem.errors import GolemError
 from golem.data.store import TrajectoryStore
-from tests.conftest import GOLEM, _clean_env
+from tests.conftest import GOLEM, _clean_env, sigint_default
 from tests.helpers import json_out
 
 pytestmark = pytest.mark.engine
@@ -92,7 +92,7 @@ def _record_in_background(tmp_path: Path, episodes: int) -> subprocess.Popen[str
         [str(GOLEM), "--log-level", "warning", "run", "record", "--expert", "health_gathering",
          "--episodes", str(episodes), "--max-steps", "300", "--frame-skip", "1"],
         cwd=tmp_path, env=_clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True,
+        start_new_session=True, preexec_fn=sigint_default,
     )
 
 

@@ -27,7 +27,7 @@ from golem.data.store import TrajectoryStore
 from golem.learning.training import TrainPlan, train, train_step
 from golem.learning.validation import stream_batches
 from golem_models.net import DoomNet
-from tests.conftest import GOLEM, _clean_env
+from tests.conftest import GOLEM, _clean_env, sigint_default
 
 pytestmark = pytest.mark.engine
 
@@ -146,14 +146,17 @@ def test_default_settings_train_on_short_basic_episodes_and_few_streams(
         lengths = {info.id: info.length for info in opened.episodes()}
     L = auto_sequence_length(list(lengths.values()))
     assert 4 <= L < max(lengths.values())  # some episodes end in a padded tail
+    # Default settings but a floor of 40 updates, not 500: the floor's mechanism at a tenth of the time.
     proc = golem_cli(["run", "train", "--store", str(store), "--set", f"data.root={root}", "--epochs", "1",
-                      "--device", "cpu", "--json"])
+                      "--set", "training.min_updates=40", "--device", "cpu", "--json"])
     assert proc.returncode == 0, proc.stderr
     assert "sampler.fewer_streams" in proc.stderr and "requested_batch_size=32" in proc.stderr
     out = json.loads(proc.stdout)
     meta = read_metadata(Path(out["active"]))
     assert meta["training"]["sequence_length"] == L and meta["training"]["batch_size"] == 32
-    assert out["updates"] >= meta["training"]["min_updates"] == 500  # one epoch asked, the floor applied
+    assert out["updates"] >= meta["training"]["min_updates"] == 40
+    per_epoch = out["history"][0]["batches"]
+    assert per_epoch < 40 and len(out["history"]) == -(-40 // per_epoch)  # one epoch asked, the floor applied
     val_ids = meta["data"]["validation_episodes"]
     train_ids = [i for i in meta["data"]["episodes"] if i not in val_ids]
     assert val_ids and meta["data"]["batch_size"] == 2 * len(train_ids)  # one row per (mirrored) stream
@@ -253,7 +256,8 @@ def test_ctrl_c_saves_current_weights_and_exits_130(store: Path, tmp_path: Path)
     root = tmp_path / "root"
     args = [str(GOLEM), "--log-json", "--log-level", "info", "run", "train", "--store", str(store), "--set", f"data.root={root}",
             *SMALL, "--epochs", "1000", "--device", "cpu"]
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_clean_env())
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_clean_env(),
+                            preexec_fn=sigint_default)
     seen: list[str] = []
     epoch_done = threading.Event()
 
@@ -430,3 +434,21 @@ def test_a_maze_trains_without_mirrored_twins_unless_asked(golem_cli, tmp_path: 
         metadata = read_metadata(root / "models" / "basic" / "active.safetensors")
         assert metadata["training"]["mirror"] is want
         assert metadata["data"]["frame_skip"] == 4 and metadata["data"]["scenario"] == "my_way_home"
+
+
+def test_a_scenario_spec_sets_the_budget_only_where_the_user_set_none() -> None:
+    from golem.learning.training import scenario_training
+    from golem.runtime.scenarios import SCENARIO_SPECS
+    from golem.settings import TrainingSettings
+
+    cfg = TrainingSettings()
+    hgs, dtc = SCENARIO_SPECS["health_gathering_supreme"], SCENARIO_SPECS["defend_the_center"]
+    assert hgs.updates and dtc.min_updates and dtc.updates is None
+    assert scenario_training(cfg, ["health_gathering_supreme"], frozenset()) == {"updates": hgs.updates}
+    assert scenario_training(cfg, ["defend_the_center"], frozenset()) == {"min_updates": dtc.min_updates}
+    assert scenario_training(cfg, ["my_way_home"], frozenset()) == {"mirror": False}
+    for given in ("training.epochs", "training.updates", "training.min_updates"):  # any budget the user set wins
+        assert scenario_training(cfg, ["health_gathering_supreme"], frozenset({given})) == {}
+        assert scenario_training(cfg, ["defend_the_center"], frozenset({given})) == {}
+    assert scenario_training(cfg.model_copy(update={"updates": 100}), ["defend_the_center"], frozenset()) == {}
+    assert scenario_training(cfg, ["basic", "health_gathering_supreme"], frozenset()) == {}  # no one scenario

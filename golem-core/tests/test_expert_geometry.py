@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+from collections import deque
 
+import numpy as np
 import pytest
 
 from golem.builtin.experts.geometry import (
@@ -80,6 +82,37 @@ def test_navgrid_routes_around_a_wall() -> None:
         x, y = nx, ny
     assert math.hypot(x - 350, y - 50) < 16
     assert grid.dist[grid.to_cell(50, 50)] > grid.dist[grid.to_cell(350, 180)]
+
+
+def _queue_bfs(free: np.ndarray, start: tuple[int, int]) -> np.ndarray:
+    """The plain breadth-first search NavGrid.set_goal must agree with (diagonals only past free corners)."""
+    dist = np.full(free.shape, -1, dtype=np.int32)
+    dist[start] = 0
+    queue = deque([start])
+    while queue:
+        i, j = queue.popleft()
+        for di in (-1, 0, 1):
+            for dj in (-1, 0, 1):
+                a, b = i + di, j + dj
+                if not (0 <= a < free.shape[0] and 0 <= b < free.shape[1]) or not free[a, b] or dist[a, b] >= 0:
+                    continue
+                if di and dj and not (free[i + di, j] and free[i, j + dj]):
+                    continue
+                dist[a, b] = dist[i, j] + 1
+                queue.append((a, b))
+    return dist
+
+
+def test_navgrid_distances_equal_a_plain_breadth_first_search() -> None:
+    rng = np.random.default_rng(0)
+    grid = NavGrid(_box(0, 0, 400, 200), cell=8.0, clearance=0.0)
+    for _ in range(10):
+        grid.free = rng.random((grid.nx, grid.ny)) > rng.uniform(0.1, 0.45)
+        i, j = (int(v) for v in np.argwhere(grid.free)[rng.integers(grid.free.sum())])
+        grid.set_goal(*grid.centre(i, j))
+        expected = _queue_bfs(grid.free, (i, j))
+        assert (grid.dist == expected).all()
+        assert (expected < 0).any() and expected.max() > 5  # cut-off cells and long routes both occur
 
 
 def test_ray_distance_stops_at_the_first_wall_or_obstacle_disc() -> None:

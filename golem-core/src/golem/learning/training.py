@@ -257,7 +257,8 @@ def prefetched(dataset: SequenceDataset, batches: Iterable[Sequence[int]], depth
 def scenario_training(cfg: TrainingSettings, scenarios: Sequence[str], given: Collection[str]) -> dict[str, Any]:
     """The training settings the one scenario of the data changes (its :class:`ScenarioSpec`), where the user
     set none: ``mirror`` off for a fixed maze (mirrored, it is another maze: its twins would teach the wrong
-    turns), ``min_updates`` where the scenario needs more steps (no budget given: updates, epochs or floor)."""
+    turns), ``min_updates`` where the scenario needs more steps and ``updates`` where its store is large (no
+    budget given: updates, epochs or floor)."""
     if len(scenarios) != 1:
         return {}
     spec = scenario_spec(scenarios[0])
@@ -265,8 +266,11 @@ def scenario_training(cfg: TrainingSettings, scenarios: Sequence[str], given: Co
     if cfg.mirror and not spec.mirror and "training.mirror" not in given:
         taken["mirror"] = False
     budget = {"training.min_updates", "training.updates", "training.epochs"}
-    if spec.min_updates is not None and spec.min_updates > cfg.min_updates and not cfg.updates \
-            and not budget & set(given):
+    if cfg.updates or budget & set(given):
+        return taken
+    if spec.updates is not None:
+        taken["updates"] = spec.updates
+    elif spec.min_updates is not None and spec.min_updates > cfg.min_updates:
         taken["min_updates"] = spec.min_updates
     return taken
 
