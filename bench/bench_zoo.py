@@ -48,6 +48,10 @@ REFERENCES = {
     "deathmatch": "—",
 }
 
+#: Evaluation episodes where 30 are too few: an exit rate's standard error at 0.9 is 0.055 over 30
+#: episodes (one model exited 0.97 on the first 30 seeds and 0.86 over 100).
+EVAL_EPISODES = {"my_way_home": 100}
+
 #: The scenario's own success measure: (label, policy summary key, statistic).
 MEASURES = {
     "defend_the_center": ("kills", "kills"),
@@ -145,7 +149,8 @@ def main() -> int:
     parser.add_argument("--scenario", action="append", help="scenario with an expert (repeatable; default: all)")
     parser.add_argument("--model", action="append", help="model component (repeatable; default: cfc)")
     parser.add_argument("--episodes", type=int, help="expert episodes to record (default: the scenario spec's)")
-    parser.add_argument("--eval-episodes", type=int, default=30)
+    parser.add_argument("--eval-episodes", type=int,
+                        help="evaluation episodes per policy (default: 30; 100 on my_way_home)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--sensor", dest="sensors", action="append", default=[],
                         help="extra sensor plugin beside the visual one (repeatable: depth, thermal, audio)")
@@ -162,7 +167,8 @@ def main() -> int:
         for model in args.model or ["cfc"]:
             episodes = args.episodes or scenario_spec(scenario).episodes
             print(f"{scenario} / {model}: {episodes} expert episodes …", flush=True)
-            result = run_one(scenario, model, episodes, args.eval_episodes, args.workers, args.sets, args.sensors)
+            evaluated = args.eval_episodes or EVAL_EPISODES.get(scenario, 30)
+            result = run_one(scenario, model, episodes, evaluated, args.workers, args.sets, args.sensors)
             results[f"{scenario}/{board_name(model, args.sensors)}"] = result
             args.out.parent.mkdir(parents=True, exist_ok=True)
             args.out.write_text(json.dumps(results, indent=2) + "\n")
