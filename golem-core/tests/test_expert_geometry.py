@@ -115,6 +115,19 @@ def test_navgrid_distances_equal_a_plain_breadth_first_search() -> None:
         assert (expected < 0).any() and expected.max() > 5  # cut-off cells and long routes both occur
 
 
+def test_navgrid_obstacles_block_exactly_the_cells_within_their_radius() -> None:
+    grid = NavGrid(_box(0, 0, 400, 200), cell=8.0, clearance=20.0)
+    rng = np.random.default_rng(1)
+    points = [(float(x), float(y)) for x, y in rng.uniform(-100, 500, size=(12, 2))] + [(0.0, 0.0), (400.0, 200.0)]
+    grid.set_obstacles(points, 36.0)
+    expected = grid.wall_free.copy()
+    for x, y in points:  # every cell tested against every point
+        expected &= np.hypot(grid._cx - x, grid._cy - y) >= 36.0
+    assert (grid.free == expected).all() and (grid.free != grid.wall_free).any()
+    grid.set_obstacles([], 36.0)
+    assert (grid.free == grid.wall_free).all()  # each call starts from the walls alone
+
+
 def test_ray_distance_stops_at_the_first_wall_or_obstacle_disc() -> None:
     walls = [Segment(100, -50, 100, 50), Segment(300, -50, 300, 50)]
     assert not line_of_sight(walls, 0, 0, 200, 0)  # through the first wall

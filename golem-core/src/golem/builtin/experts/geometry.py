@@ -215,11 +215,17 @@ class NavGrid:
     def set_obstacles(self, points: Iterable[tuple[float, float]], radius: float) -> None:
         """Block the cells within ``radius`` map units of any of ``points`` (on top of the walls' blocking).
 
-        Each call starts again from the walls alone; call :meth:`set_goal` afterwards.
+        Each call starts again from the walls alone; call :meth:`set_goal` afterwards. Only the cells
+        within ``radius`` of a point's own cell are tested (a window, not the whole grid: the
+        `health_gathering_supreme` expert sets a dozen vials every decision).
         """
         free = self.wall_free.copy()
+        reach = int(math.ceil(radius / self.cell)) + 1  # cells farther than this are farther than radius
         for x, y in points:
-            free &= np.hypot(self._cx - x, self._cy - y) >= radius
+            i, j = int((x - self.x0) // self.cell), int((y - self.y0) // self.cell)
+            rows = slice(max(i - reach, 0), max(min(i + reach + 1, self.nx), 0))
+            cols = slice(max(j - reach, 0), max(min(j + reach + 1, self.ny), 0))
+            free[rows, cols] &= np.hypot(self._cx[rows, cols] - x, self._cy[rows, cols] - y) >= radius
         self.free = free
 
     def to_cell(self, x: float, y: float) -> tuple[int, int]:
