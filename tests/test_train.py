@@ -22,7 +22,7 @@ from golem.data.dataset import SequenceDataset
 from golem.errors import GolemError
 from golem.learning.modelspec import ModelSpec
 from golem.plugins import load_plugins
-from golem.settings import GolemSettings
+from golem.settings import GolemSettings, TrainingSettings
 from golem.data.store import TrajectoryStore
 from golem.learning.training import TrainPlan, train, train_step
 from golem.learning.validation import stream_batches
@@ -155,6 +155,7 @@ def test_default_settings_train_on_short_basic_episodes_and_few_streams(
     meta = read_metadata(Path(out["active"]))
     assert meta["training"]["sequence_length"] == L and meta["training"]["batch_size"] == 32
     assert out["updates"] >= meta["training"]["min_updates"] == 40
+    assert TrainingSettings().min_updates == 500  # the default floor, lowered here only for time
     per_epoch = out["history"][0]["batches"]
     assert per_epoch < 40 and len(out["history"]) == -(-40 // per_epoch)  # one epoch asked, the floor applied
     val_ids = meta["data"]["validation_episodes"]
@@ -439,7 +440,6 @@ def test_a_maze_trains_without_mirrored_twins_unless_asked(golem_cli, tmp_path: 
 def test_a_scenario_spec_sets_the_budget_only_where_the_user_set_none() -> None:
     from golem.learning.training import scenario_training
     from golem.runtime.scenarios import SCENARIO_SPECS
-    from golem.settings import TrainingSettings
 
     cfg = TrainingSettings()
     hgs, dtc = SCENARIO_SPECS["health_gathering_supreme"], SCENARIO_SPECS["defend_the_center"]

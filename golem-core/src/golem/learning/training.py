@@ -257,8 +257,8 @@ def prefetched(dataset: SequenceDataset, batches: Iterable[Sequence[int]], depth
 def scenario_training(cfg: TrainingSettings, scenarios: Sequence[str], given: Collection[str]) -> dict[str, Any]:
     """The training settings the one scenario of the data changes (its :class:`ScenarioSpec`), where the user
     set none: ``mirror`` off for a fixed maze (mirrored, it is another maze: its twins would teach the wrong
-    turns), ``min_updates`` where the scenario needs more steps and ``updates`` where its store is large (no
-    budget given: updates, epochs or floor)."""
+    turns), ``min_updates`` where the scenario needs more steps and ``updates`` where its recommended store is
+    too large for ten epochs in the time (either only when no budget is given: updates, epochs or floor)."""
     if len(scenarios) != 1:
         return {}
     spec = scenario_spec(scenarios[0])
