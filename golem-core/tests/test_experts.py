@@ -66,6 +66,35 @@ def test_expert_settings_are_validated_and_read() -> None:
         load_settings(overrides=[("test", {"experts.health_gathering_supreme.memory": -1})], environ={})
 
 
+def test_take_cover_memory_keeps_dodging_fireballs_once_seen() -> None:
+    from types import SimpleNamespace as NS
+
+    def ball(id_: int, x: float, y: float) -> NS:
+        return NS(name="DoomImpBall", id=id_, position_x=x, position_y=y)
+
+    def expert(**own: Any) -> Any:
+        settings = load_settings(overrides=[("test", {f"experts.take_cover.{k}": v for k, v in own.items()})],
+                                 environ={}).settings
+        e = EXPERTS["take_cover"](BASIC, settings)
+        e.reset(None)
+        return e
+
+    pose = NS(x=0.0, y=0.0, angle=0.0)  # facing +x: a bearing of 45° is y = x
+    ahead, behind, imp = ball(1, 300.0, 100.0), ball(2, -50.0, 10.0), NS(name="DoomImp", id=9, position_x=1.0, position_y=0.0)
+    everything = expert()
+    assert [o.id for o in everything._dodged(pose, [ahead, behind, imp])] == [1, 2]
+    for memory in (False, True):
+        e = expert(view=45, memory=memory)
+        assert [o.id for o in e._dodged(pose, [ahead, behind])] == [1]
+        # Ball 1 flies past the player's side (out of view); ball 2 was never in view.
+        passing = ball(1, 20.0, 60.0)
+        assert [o.id for o in e._dodged(pose, [passing, behind])] == ([1] if memory else [])
+    e = expert(view=45, memory=True)
+    e._dodged(pose, [ahead])
+    e.reset(None)  # a new episode forgets
+    assert e._dodged(pose, [ball(1, 20.0, 60.0)]) == []
+
+
 def test_random_policy_is_reproducible_and_binary() -> None:
     a, b = RandomPolicy(BASIC, seed=3), RandomPolicy(BASIC, seed=3)
     draws = [a.act(None, None) for _ in range(50)]
@@ -162,6 +191,23 @@ def test_deadly_corridor_expert_beats_random() -> None:
     assert all(s.exited for s in expert)
     assert not any(s.exited for s in rand)
     assert mean(s.episode_return for s in expert) > mean(s.episode_return for s in rand) + 1000
+
+
+@pytest.mark.slow
+def test_deathmatch_expert_arms_itself_and_beats_random() -> None:
+    seeds = [0, 1, 2]
+    settings = _at_skip(4)  # the scenario spec's skip: each episode is ~300 decisions
+    expert = EXPERTS["deathmatch"](BASIC, settings)
+    with Session(settings, scenario="deathmatch", configurers=[expert]) as session:
+        played = []
+        for seed in seeds:
+            played.append(run_episode(session, expert, seed, max_steps=4200))
+            # It fetched a shotgun, the chaingun or the plasma rifle (it starts with the pistol, slot 2).
+            assert session.game.get_game_variable(vzd.GameVariable.SELECTED_WEAPON) >= 3
+    with Session(settings, scenario="deathmatch", configurers=[RandomPolicy(BASIC, seed=0)]) as session:
+        rand = [run_episode(session, RandomPolicy(BASIC, seed=0), seed, max_steps=4200) for seed in seeds]
+    assert mean(s.episode_return for s in played) >= 10
+    assert mean(s.episode_return for s in played) > mean(s.episode_return for s in rand) + 8
 
 
 def _at_skip(skip: int) -> Any:

@@ -47,6 +47,11 @@ class TakeCoverSettings(ComponentSettings):
         description="dodge only fireballs within this bearing of the heading, degrees (45: what the screen "
                     "shows); none: every fireball in the room",
     )
+    memory: bool = Field(
+        False,
+        description="with view: keep dodging a fireball once it has been within the view (what a player "
+                    "who remembers the screen knows)",
+    )
 
 
 def _plans() -> list[tuple[tuple[int, int], tuple[int, int]]]:
@@ -96,7 +101,8 @@ class TakeCoverExpert(Expert):
         self._plans = _plans()
         self._lat, self._fwd, self._coast = _displacements(self._plans)
         self._ticks = np.arange(1, HORIZON + 1, dtype=float)
-        self._view = section(self.settings, TakeCoverSettings).view
+        own = section(self.settings, TakeCoverSettings)
+        self._view, self._memory = own.view, own.memory
 
     def configure(self, game: Any) -> None:
         enable_objects(game)
@@ -106,6 +112,20 @@ class TakeCoverExpert(Expert):
         self._bounds: tuple[float, float, float, float] | None = None
         self._velocity = VelocityMeter()
         self._heading = 1
+        self._seen: set[int] = set()
+
+    def _dodged(self, pose: Any, objects: Any) -> list[Any]:
+        """The fireballs among ``objects`` this expert dodges: all, those in its view, or (``memory``)
+        those that have been in it this episode."""
+        balls = [o for o in objects if o.name in PROJECTILES]
+        if self._view is None:
+            return balls
+        seen = [o for o in balls
+                if abs(relative_bearing(pose.x, pose.y, pose.angle, o.position_x, o.position_y)) <= self._view]
+        if not self._memory:
+            return seen
+        self._seen.update(o.id for o in seen)
+        return [o for o in balls if o.id in self._seen]
 
     def _room(self, state: Any) -> tuple[float, float, float, float]:
         """``(x_lo, x_hi, y_lo, y_hi)`` reachable by the player's centre, map units."""
@@ -133,12 +153,7 @@ class TakeCoverExpert(Expert):
         py = np.clip(pose.y + fwd * fy + lat * ly, y_lo, y_hi)
         score = np.full(len(self._plans), SAFE_MARGIN)
         contact = PLAYER_RADIUS + BALL_RADIUS
-        for o in state.objects:
-            if o.name not in PROJECTILES:
-                continue
-            if self._view is not None and abs(relative_bearing(pose.x, pose.y, pose.angle, o.position_x,
-                                                                  o.position_y)) > self._view:
-                continue
+        for o in self._dodged(pose, state.objects):
             bx = o.position_x + o.velocity_x * self._ticks
             by = o.position_y + o.velocity_y * self._ticks
             gap = np.maximum(np.abs(px - bx), np.abs(py - by)) - contact
