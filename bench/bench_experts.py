@@ -6,6 +6,11 @@ episodes with seeds ``0 … N-1``, in parallel worker processes. Results go to
 ``bench/results/experts.json`` and a rich table.
 
 Usage: ``python bench/bench_experts.py [--episodes 20] [--workers 2] [--scenarios basic,…]``
+
+Variants of an expert, e.g. the take_cover planner limited to the screen and remembering what it saw::
+
+    python bench/bench_experts.py --scenarios take_cover --frame-skip 4 --first-seed 10000 --episodes 30 \
+        --set experts.take_cover.view=45 --set experts.take_cover.memory=true --out /tmp/take_cover_memory.json
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from golem.logs import configure_logging
 from golem.profiles import BASIC
 from golem.runtime.rollout import run_episode
 from golem.runtime.session import Session
-from golem.settings import load_settings
+from golem.settings import load_settings, parse_assignment
 
 RESULTS = Path(__file__).resolve().parent / "results" / "experts.json"
 #: Episode cap in tics (take_cover and defend_the_line have no timeout of their own; predict_position
@@ -36,12 +41,16 @@ MAX_TICS = 2100
 log = structlog.get_logger("bench_experts")
 
 
-def run_job(scenario: str, policy: str, seeds: list[int]) -> dict[str, Any]:
-    """Play ``seeds`` of ``scenario`` with ``policy`` ("expert" or "random"); per-episode stats."""
+def run_job(scenario: str, policy: str, seeds: list[int], overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Play ``seeds`` of ``scenario`` with ``policy`` ("expert" or "random"); per-episode stats.
+
+    ``overrides``: dotted settings (``game.frame_skip``, ``experts.NAME.FIELD``) over the defaults.
+    """
     configure_logging(level="warning")
-    expert = EXPERTS[scenario](BASIC)
+    settings = load_settings(overrides=[("bench", overrides or {})], environ={}).settings
+    expert = EXPERTS[scenario](BASIC, settings)
     started = time.perf_counter()
-    with Session(load_settings(environ={}).settings, scenario=scenario, configurers=[expert]) as session:
+    with Session(settings, scenario=scenario, configurers=[expert]) as session:
         episodes = []
         for seed in seeds:
             actor = expert if policy == "expert" else RandomPolicy(BASIC, seed=seed)
@@ -89,17 +98,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2, help="parallel engine processes")
     parser.add_argument("--scenarios", default=",".join(EXPERTS), help="comma-separated scenario names")
     parser.add_argument("--out", type=Path, default=RESULTS, help="JSON results file")
+    parser.add_argument("--first-seed", type=int, default=0, help="seed of the first episode")
+    parser.add_argument("--frame-skip", type=int, default=1, help="tics each decision is held")
+    parser.add_argument("--set", dest="sets", action="append", default=[],
+                        help="a setting KEY=VALUE for the experts and the game (repeatable)")
     args = parser.parse_args(argv)
     configure_logging(level="info")
     scenarios = [s for s in args.scenarios.split(",") if s]
-    seeds = list(range(args.episodes))
-    jobs = [(s, p, seeds) for s in scenarios for p in ("expert", "random")]
+    seeds = list(range(args.first_seed, args.first_seed + args.episodes))
+    overrides = dict(parse_assignment(a) for a in args.sets) | {"game.frame_skip": args.frame_skip}
+    jobs = [(s, p, seeds, overrides) for s in scenarios for p in ("expert", "random")]
     log.info("bench_started", scenarios=scenarios, episodes=args.episodes, workers=args.workers)
     with ProcessPoolExecutor(max_workers=args.workers) as pool:
         done = list(pool.map(run_job, *zip(*jobs)))
     # Scenarios run before (another --scenarios) stay in the file; the ones run now replace theirs.
     earlier = json.loads(args.out.read_text()) if args.out.is_file() else {}
-    results: dict[str, Any] = {"episodes": args.episodes, "max_tics": MAX_TICS,
+    results: dict[str, Any] = {"episodes": args.episodes, "max_tics": MAX_TICS, "first_seed": args.first_seed,
+                               "settings": overrides,
                                "random_policy": "each button independently, p=0.5, seeded per episode",
                                "scenarios": {k: v for k, v in earlier.get("scenarios", {}).items()
                                              if k not in scenarios and earlier.get("episodes") == args.episodes}}
