@@ -22,7 +22,7 @@ def test_run_help_lists_pipeline_stages():
     result = runner.invoke(build_app(), ["run", "--help"])
     assert result.exit_code == 0
     assert "The pipeline, stage by stage" in result.output
-    stages = ["record", "inspect", "train", "summary", "audit", "examine", "play", "evaluate"]
+    stages = ["record", "inspect", "train", "summary", "audit", "examine", "tune", "play", "evaluate"]
     positions = [result.output.index(f"│ {stage} ") for stage in stages]  # rows of the commands table
     assert positions == sorted(positions), "stages are listed in pipeline order"
 

@@ -15,12 +15,14 @@ from golem_cli.commands.play import play_command
 from golem_cli.commands.record import record_command
 from golem_cli.commands.summary import summary_command
 from golem_cli.commands.train import train_command
+from golem_cli.commands.tune import tune_command
 
 HELP = """The pipeline, stage by stage.
 
 Record demonstrations, inspect them, train a model on them, look inside it
-(summary, audit, examine), then let it play and judge it against a random
-policy and the scripted expert (evaluate); DAgger fine-tunes it on its own
+(summary, audit, examine), tune its press thresholds by play (tune), then let
+it play and judge it against a random policy and the scripted expert
+(evaluate); DAgger fine-tunes it on its own
 states labelled by the expert (dagger) or by you taking over (intervene).
 Matches pit agents against agents, bots and people in lockstep multiplayer (match).
 """
@@ -34,6 +36,7 @@ app.command("train")(train_command)
 app.command("summary")(summary_command)
 app.command("audit")(audit_command)
 app.command("examine")(examine_command)
+app.command("tune")(tune_command)
 app.command("play")(play_command)
 app.command("evaluate")(evaluate_command)
 app.command("intervene")(intervene_command)

@@ -85,6 +85,30 @@ def save_model(
     return archive, active
 
 
+def save_retuned(
+    settings: GolemSettings, source: Path, thresholds: Mapping[str, float], record: Mapping[str, Any]
+) -> tuple[Path, Path]:
+    """Copy checkpoint ``source`` with new press ``thresholds`` as a new archive and the active model.
+
+    The weights and every other metadata entry are kept; ``thresholds`` replaces
+    the stored ones and ``record`` is stored as ``tuned_by_play`` (with the
+    source's file name). ``source`` itself is not changed. Returns ``(archive, active)``.
+
+    Raises:
+        GolemError: a missing or corrupt ``source``, or a file that cannot be written.
+    """
+    state, metadata = load_checkpoint(source)
+    spec_meta = metadata["spec"]
+    extra = {k: v for k, v in metadata.items() if k not in ("format", "version", "spec", "sha256")}
+    extra["thresholds"] = {name: float(v) for name, v in thresholds.items()}
+    extra["tuned_by_play"] = {**dict(record), "source": Path(source).name}
+    models = settings.models_path()
+    name = f"{spec_meta.get('model', 'model')}-tuned"
+    archive = save_checkpoint(_archive_path(models, name, False), state, spec_meta, extra)
+    active = save_checkpoint(models / ACTIVE, state, spec_meta, extra)
+    return archive, active
+
+
 def active_model_path(settings: GolemSettings) -> Path:
     """``<data.root>/models/<brain.profile>/active.safetensors`` (it may not exist)."""
     return settings.models_path() / ACTIVE
@@ -259,5 +283,5 @@ def list_archives(settings: GolemSettings, profile: str | None = None) -> list[A
 
 __all__ = [
     "ACTIVE", "ARCHIVE", "ActiveModel", "ArchiveEntry", "activate", "active_model_path", "active_models",
-    "list_archives", "load_model", "resolve_model", "save_model",
+    "list_archives", "load_model", "resolve_model", "save_model", "save_retuned",
 ]

@@ -1,0 +1,126 @@
+"""``golem run tune``: press thresholds tuned by play in the real engine, saved as a new active model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from golem.diagnostics.evaluation import EVAL_START_SEED
+from golem.diagnostics.tuning import GRID, TUNE_START_SEED, Trial, TunePlan, TuneResult, pressed_actions, tune_thresholds
+from golem.errors import GolemError
+from golem.learning.archives import save_retuned
+from golem.runtime.scenarios import resolve_scenario
+from golem_cli.commands.play import resolve_player
+from golem_cli.options import JsonOpt, PluginOpt, SetOpt
+from golem_cli.progress import LineProgress
+from golem_cli.state import state
+
+
+def _grid(text: str | None) -> tuple[float, ...]:
+    if text is None:
+        return GRID
+    try:
+        return tuple(float(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        raise typer.BadParameter(f"{text!r}: give comma-separated numbers, e.g. 0.3,0.4,0.5", param_hint="--grid") from None
+
+
+def tune_table(result: TuneResult) -> Table:
+    """The start and best thresholds of the searched buttons, with the mean return each scored."""
+    plan = result.plan
+    table = Table(
+        title=f"{plan.scenario}: {len(result.trials)} candidate(s) × {plan.episodes} episode(s), seeds {plan.start_seed}…",
+        show_edge=False,
+    )
+    table.add_column("")
+    for name in plan.tune:
+        table.add_column(name, justify="right")
+    table.add_column("mean return", justify="right")
+    index = {name: i for i, name in enumerate(plan.actions)}
+    for label, trial in (("start", result.start), ("tuned", result.best)):
+        table.add_row(label, *(f"{trial.thresholds[index[n]]:.2f}" for n in plan.tune),
+                      f"{trial.mean:.2f} ± {trial.std:.2f}")
+    return table
+
+
+def tune_command(
+    ctx: typer.Context,
+    model: Annotated[Optional[Path], typer.Option("--model", "-m", help="Checkpoint to tune (default: the profile's active model).", metavar="PATH")] = None,
+    scenario: Annotated[Optional[str], typer.Option("--scenario", "-s", help="Scenario name, .cfg or .wad (default: the model's, else game.scenario).")] = None,
+    episodes: Annotated[int, typer.Option("--episodes", "-n", min=1, help="Episodes per candidate (the same seeds for every one).")] = 30,
+    workers: Annotated[int, typer.Option("--workers", "-w", min=1, max=64, help="Parallel engine processes.")] = 1,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the first episode (away from training's 0… and evaluation's 10000…).")] = TUNE_START_SEED,
+    max_steps: Annotated[Optional[int], typer.Option("--max-steps", min=1, help="Cut episodes after this many tics.")] = None,
+    actions: Annotated[Optional[str], typer.Option("--actions", help="Comma-separated buttons to tune (default: those the validation episodes pressed).")] = None,
+    grid: Annotated[Optional[str], typer.Option("--grid", help="Comma-separated thresholds to try (default: 0.20, 0.25, … 0.60).")] = None,
+    sweeps: Annotated[int, typer.Option("--sweeps", min=1, max=10, help="Passes over the buttons (stops when one changes nothing).")] = 2,
+    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Write every candidate and its score to this .json.", metavar="PATH")] = None,
+    json_: JsonOpt = False,
+    plugin: PluginOpt = None,
+    set_: SetOpt = None,
+) -> None:
+    """Tune the model's press thresholds by play: each button in turn over a grid, scored by mean return.
+
+    Training picks each threshold for the best F1 on the expert's validation
+    episodes; in play the model meets its own states. This plays every candidate
+    on the same --episodes seeds (from --seed, unseen by training and by
+    `golem run evaluate`) and keeps a change only when the mean return rises.
+    The tuned thresholds go into a new archive and the profile's active model
+    (the weights are unchanged; the source checkpoint is left as it was), so
+    play, evaluate and match use them. Judge the result with `golem run evaluate`.
+    """
+    st = state(ctx)
+    if out is not None and out.suffix.lower() != ".json":
+        raise typer.BadParameter(f"{out.name}: must end in .json", param_hint="--out")
+    if seed < EVAL_START_SEED + 100 and seed + episodes > EVAL_START_SEED:  # evaluate's seeds 10000–10099
+        st.err.print(f"[yellow]warning:[/yellow] seeds {seed}–{seed + episodes - 1} overlap evaluate's default seeds "
+                     f"from {EVAL_START_SEED}: judge the tuned model on others", highlight=False, soft_wrap=True)
+    resolved = st.resolve(plugin=plugin, set_=set_, flags={"game.scenario": scenario})
+    registry = st.host.registry
+    path, metadata, scenario_name, threshold, settings = resolve_player(resolved, model, registry)
+    resolve_scenario(scenario_name, settings.game.doom_map)
+    names = tuple((metadata.get("spec") or {}).get("action_names") or ())
+    if not names:
+        raise GolemError(f"checkpoint {path} names no actions; it cannot be tuned")
+    start = [float(threshold)] * len(names) if isinstance(threshold, (int, float)) else [float(v) for v in threshold]
+    tune = tuple(a.strip() for a in actions.split(",") if a.strip()) if actions else pressed_actions(metadata, names)
+    plan = TunePlan(
+        model_path=path, scenario=scenario_name, actions=names, start=tuple(start), tune=tune,
+        episodes=episodes, workers=workers, start_seed=seed, max_steps=max_steps,
+        frame_skip=int(settings.game.frame_skip), grid=_grid(grid), sweeps=sweeps,
+    )
+    most = 1 + sweeps * len(tune) * len(plan.grid)
+    progress = LineProgress(
+        TextColumn("[bold]tuning[/bold] {task.fields[what]}"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("best {task.fields[best]}"), TimeElapsedColumn(), console=st.err, transient=True,
+    )
+    with progress:
+        task = progress.add_task("tune", total=most, what=f"{', '.join(tune)} on {scenario_name}", best="–")
+        best: list[float] = []
+
+        def on_trial(trial: Trial) -> None:
+            best.append(trial.mean if not best else max(best[-1], trial.mean))
+            progress.update(task, advance=1, best=f"{best[-1]:.2f}")
+
+        result = tune_thresholds(settings, registry, plan, on_trial=on_trial)
+    archive, active = save_retuned(settings, path, result.thresholds(), result.record())
+    if out is not None:
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(json.dumps(result.to_json(), indent=2) + "\n")
+        except OSError as exc:
+            raise GolemError(f"cannot write {out}: {exc.strerror or exc}") from None
+    summary: dict[str, Any] = {**result.record(), "best": result.thresholds(), "archive": str(archive),
+                               "active": str(active)}
+    if json_:
+        st.out.print_json(json.dumps(summary))
+        return
+    st.out.print(tune_table(result))
+    st.out.print(f"tuned thresholds → {archive} (and {active})", highlight=False, soft_wrap=True)
+    if result.best is result.start:
+        st.out.print("no candidate beat the start: the thresholds are unchanged", highlight=False, soft_wrap=True)
