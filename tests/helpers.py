@@ -13,6 +13,15 @@ def json_out(proc: subprocess.CompletedProcess[str]) -> Any:
     return json.loads(proc.stdout)
 
 
+def one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
+    """The single ``error:`` line of a command that failed cleanly (non-zero exit, no traceback)."""
+    assert proc.returncode != 0, proc.stdout
+    assert "Traceback" not in proc.stderr, proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, proc.stderr
+    return errors[0]
+
+
 def tiny_model_root(root: Path, episodes: int, sequence_length: int) -> Path:
     """``root`` with ``episodes`` ``basic`` expert episodes and a tiny model trained on them (16 units, 1 epoch).
 

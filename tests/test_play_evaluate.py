@@ -30,7 +30,7 @@ from golem.data.recording import build_sensors
 from golem.runtime.session import Session
 from golem.settings import BrainSettings, GolemSettings
 from tests.conftest import GOLEM, _clean_env
-from tests.helpers import json_out
+from tests.helpers import json_out, one_error_line
 
 pytestmark = pytest.mark.engine
 
@@ -53,14 +53,6 @@ def _save(path: Path, profile: str = "basic", sensors: tuple[str, ...] = ("visua
 
 def _active(tmp_path: Path) -> Path:
     return _save(tmp_path / "golem-data" / "models" / "basic" / "active.safetensors")
-
-
-def _one_error_line(proc) -> str:
-    assert proc.returncode != 0, proc.stdout
-    assert "Traceback" not in proc.stderr, proc.stderr
-    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
-    assert len(errors) == 1, proc.stderr
-    return errors[0]
 
 
 # --- the sense→act loop --------------------------------------------------------
@@ -193,20 +185,20 @@ def test_evaluate_scoreboard_in_workers(golem_cli, tmp_path: Path):
 
 
 def test_bad_inputs_are_one_line_errors(golem_cli, tmp_path: Path):
-    assert "golem run train" in _one_error_line(golem_cli(["run", "play"]))
+    assert "golem run train" in one_error_line(golem_cli(["run", "play"]))
     fluid = _save(tmp_path / "fluid.safetensors", profile="fluid")
     # The model's own profile and sensors are taken from its checkpoint; asking for others is a real mismatch.
-    line = _one_error_line(golem_cli(["run", "play", "--model", str(fluid), "--set", "brain.profile=basic"]))
+    line = one_error_line(golem_cli(["run", "play", "--model", str(fluid), "--set", "brain.profile=basic"]))
     assert "model was trained for profile fluid (9 actions) but the scenario session uses basic (8)" in line
     thermal = _save(tmp_path / "thermal.safetensors", sensors=("visual", "thermal"))
-    line = _one_error_line(golem_cli(["run", "evaluate", "--model", str(thermal), "--episodes", "1", "--plugin", "no:thermal"]))
+    line = one_error_line(golem_cli(["run", "evaluate", "--model", str(thermal), "--episodes", "1", "--plugin", "no:thermal"]))
     assert "model expects sensors visual, thermal but the session reads visual" in line
     active = _active(tmp_path)
-    assert "unknown scenario 'no_such_map'" in _one_error_line(golem_cli(["run", "play", "-s", "no_such_map"]))
+    assert "unknown scenario 'no_such_map'" in one_error_line(golem_cli(["run", "play", "-s", "no_such_map"]))
     blob = active.read_bytes()
     active.write_bytes(blob[: len(blob) // 2])
-    assert "corrupt" in _one_error_line(golem_cli(["run", "play"]))
-    assert "DISPLAY" in _one_error_line(golem_cli(["run", "play", "--window"], env={"DISPLAY": ""}))
+    assert "corrupt" in one_error_line(golem_cli(["run", "play"]))
+    assert "DISPLAY" in one_error_line(golem_cli(["run", "play", "--window"], env={"DISPLAY": ""}))
 
 
 def test_play_and_evaluate_take_the_models_sensors_profile_and_sensor_settings(golem_cli, tmp_path: Path):
@@ -224,7 +216,7 @@ def test_play_and_evaluate_take_the_models_sensors_profile_and_sensor_settings(g
     assert len(out["episodes"]) == 1 and out["episodes"][0]["tics"] == 5
     golem_cli(["run", "evaluate", "--model", str(path), "--episodes", "1", "--max-steps", "5"], check=True)
     # a sample rate given that the model was not trained with is a real mismatch: one line
-    line = _one_error_line(golem_cli(["run", "play", "--model", str(path), "--set", "brain.dsp.sample_rate=22050"]))
+    line = one_error_line(golem_cli(["run", "play", "--model", str(path), "--set", "brain.dsp.sample_rate=22050"]))
     assert "audio" in line and "(2, 2520)" in line and "(2, 1260)" in line
 
 

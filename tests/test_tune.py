@@ -20,7 +20,7 @@ from golem.learning.checkpoints import load_checkpoint, save_checkpoint
 from golem.learning.modelspec import ModelSpec
 from golem.plugins import load_plugins
 from golem.settings import BrainSettings, GolemSettings
-from tests.helpers import json_out
+from tests.helpers import json_out, one_error_line
 
 pytestmark = pytest.mark.engine
 
@@ -35,14 +35,6 @@ def _save(path: Path) -> Path:
     torch.manual_seed(0)
     spec = ModelSpec.from_settings(_settings(), REGISTRY)
     return save_checkpoint(path, REGISTRY.get("models", "cfc").obj(spec), spec.to_metadata())
-
-
-def _one_error_line(proc) -> str:
-    assert proc.returncode != 0, proc.stdout
-    assert "Traceback" not in proc.stderr, proc.stderr
-    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
-    assert len(errors) == 1, proc.stderr
-    return errors[0]
 
 
 def test_search_keeps_the_candidate_that_plays_best(tmp_path: Path):
@@ -108,12 +100,12 @@ def test_cli_saves_a_new_active_model_with_the_tuned_thresholds(golem_cli, tmp_p
 
 
 def test_bad_inputs_are_one_line_errors(golem_cli, tmp_path: Path):
-    assert "golem run train" in _one_error_line(golem_cli(["run", "tune"]))
+    assert "golem run train" in one_error_line(golem_cli(["run", "tune"]))
     path = _save(tmp_path / "m.safetensors")
-    line = _one_error_line(golem_cli(["run", "tune", "--model", str(path), "--actions", "JUMP", "--episodes", "1"]))
+    line = one_error_line(golem_cli(["run", "tune", "--model", str(path), "--actions", "JUMP", "--episodes", "1"]))
     assert "unknown action(s) to tune: JUMP" in line
-    line = _one_error_line(golem_cli(["run", "tune", "--model", str(path), "--grid", "0.5,1.5", "--episodes", "1"]))
+    line = one_error_line(golem_cli(["run", "tune", "--model", str(path), "--grid", "0.5,1.5", "--episodes", "1"]))
     assert "between 0 and 1" in line
     assert golem_cli(["run", "tune", "--model", str(path), "--grid", "abc"]).returncode != 0
-    assert "unknown scenario" in _one_error_line(golem_cli(["run", "tune", "--model", str(path), "-s", "no_such_map"]))
+    assert "unknown scenario" in one_error_line(golem_cli(["run", "tune", "--model", str(path), "-s", "no_such_map"]))
     assert not (tmp_path / "golem-data" / "models").exists()  # nothing written on a failed start
