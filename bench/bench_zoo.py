@@ -7,6 +7,8 @@ into a fresh store, ``golem run train`` with default settings plus any
 random policy and the expert on the same unseen seeds. Results are merged into
 ``bench/results/zoo.json`` keyed by scenario and model, so the board can be
 filled one scenario at a time; ``--table`` prints the README table from it.
+``--tune`` runs ``golem run tune`` (press thresholds by play, seeds 5,000…)
+between training and evaluation; its rows are keyed ``<model>+tuned``.
 
     python bench/bench_zoo.py --scenario defend_the_center --episodes 60
     python bench/bench_zoo.py --table
@@ -68,13 +70,13 @@ MEASURES = {
 }
 
 
-def board_name(model: str, sensors: Sequence[str]) -> str:
-    """A row's model column and results key part: the model, then each extra sensor (``cfc+audio``)."""
-    return "+".join([model, *sensors])
+def board_name(model: str, sensors: Sequence[str], tuned: bool = False) -> str:
+    """A row's model column and results key part: the model, each extra sensor, ``tuned`` (``cfc+audio+tuned``)."""
+    return "+".join([model, *sensors, *(["tuned"] if tuned else [])])
 
 
 def run_one(scenario: str, model: str, episodes: int, eval_episodes: int, workers: int, extra: list[str],
-            sensors: Sequence[str] = ()) -> dict[str, Any]:
+            sensors: Sequence[str] = (), tune: bool = False) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix=f"golem-zoo-{scenario}-"))
     sets = [a for s in extra for a in ("--set", s)]
     try:
@@ -89,6 +91,12 @@ def run_one(scenario: str, model: str, episodes: int, eval_episodes: int, worker
         out = golem("run", "train", *with_model, *root, *sets, "--json", cwd=work)
         t_train = time.perf_counter() - t0
         trained = json.loads(out)
+        tuned = None
+        t_tune = 0.0
+        if tune:  # `golem run tune`: thresholds by play on seeds 5,000…, the evaluation's stay unseen
+            t0 = time.perf_counter()
+            tuned = json.loads(golem("run", "tune", *root, "--workers", str(workers), "--json", cwd=work))
+            t_tune = time.perf_counter() - t0
         t0 = time.perf_counter()
         board_path = work / "board.json"
         golem("run", "evaluate", *root, "--episodes", str(eval_episodes), "--workers", str(workers),
@@ -111,9 +119,11 @@ def run_one(scenario: str, model: str, episodes: int, eval_episodes: int, worker
         "updates": trained.get("updates"),
         "best_epoch": trained.get("best_epoch"),
         "thresholds": trained.get("thresholds"),
+        "tuned": None if tuned is None else {k: tuned[k] for k in ("best", "start_return", "best_return", "candidates")},
         "validation": {k: trained["validation"][k] for k in ("loss", "exact_match", "steps")}
         if trained.get("validation") else None,
-        "minutes": {"record": round(t_record / 60, 2), "train": round(t_train / 60, 2), "evaluate": round(t_eval / 60, 2)},
+        "minutes": {"record": round(t_record / 60, 2), "train": round(t_train / 60, 2), "tune": round(t_tune / 60, 2),
+                    "evaluate": round(t_eval / 60, 2)},
         "eval_episodes": eval_episodes,
         "return": {role: policies[role]["return"] for role in policies},
         "measure": {"label": label, **{role: policies[role][key] for role in policies}},
@@ -137,7 +147,7 @@ def table(results: dict[str, Any]) -> str:
         m = r["measure"]
         norm = "—" if r["normalised"] is None else f"{100 * r['normalised']:.0f} %"
         rows.append(
-            f"| {r['scenario']} | {board_name(r['model'], r.get('sensors', ['visual'])[1:])} | {r.get('frame_skip', 1)} | {r['recorded_episodes']} ({r['frames']:,}) "
+            f"| {r['scenario']} | {board_name(r['model'], r.get('sensors', ['visual'])[1:], bool(r.get('tuned')))} | {r.get('frame_skip', 1)} | {r['recorded_episodes']} ({r['frames']:,}) "
             f"| {r['minutes']['train']:.1f} "
             f"| {r['eval_episodes']} | {m['label']} | "
             f"{fmt(m.get('model'))} | {fmt(m.get('random'))} | {fmt(m.get('expert'))} | {norm} | {r['reference'] or '—'} |"
@@ -156,6 +166,8 @@ def main() -> int:
     parser.add_argument("--sensor", dest="sensors", action="append", default=[],
                         help="extra sensor plugin beside the visual one (repeatable: depth, thermal, audio)")
     parser.add_argument("--set", dest="sets", action="append", default=[], help="extra training setting KEY=VALUE")
+    parser.add_argument("--tune", action="store_true",
+                        help="tune the press thresholds by play (`golem run tune`) between training and evaluation")
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--table", action="store_true", help="print the README table of the stored results and stop")
     args = parser.parse_args()
@@ -169,8 +181,8 @@ def main() -> int:
             episodes = args.episodes or scenario_spec(scenario).episodes
             print(f"{scenario} / {model}: {episodes} expert episodes …", flush=True)
             evaluated = args.eval_episodes or EVAL_EPISODES.get(scenario, 30)
-            result = run_one(scenario, model, episodes, evaluated, args.workers, args.sets, args.sensors)
-            results[f"{scenario}/{board_name(model, args.sensors)}"] = result
+            result = run_one(scenario, model, episodes, evaluated, args.workers, args.sets, args.sensors, args.tune)
+            results[f"{scenario}/{board_name(model, args.sensors, args.tune)}"] = result
             args.out.parent.mkdir(parents=True, exist_ok=True)
             args.out.write_text(json.dumps(results, indent=2) + "\n")
             print(f"  normalised {result['normalised']}, {result['measure']}, {result['minutes']}", flush=True)
