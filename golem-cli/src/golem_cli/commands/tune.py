@@ -71,8 +71,8 @@ def tune_command(
     on the same --episodes seeds (from --seed, unseen by training and by
     `golem run evaluate`) and keeps a change only when the mean return rises.
     The tuned thresholds go into a new archive and the profile's active model
-    (the weights are unchanged; the source checkpoint is left as it was), so
-    play, evaluate and match use them. Judge the result with `golem run evaluate`.
+    (the weights are unchanged; training's archive keeps the old thresholds, and
+    `golem models activate` goes back), so play, evaluate and match use them. Judge the result with `golem run evaluate`.
     """
     st = state(ctx)
     if out is not None and out.suffix.lower() != ".json":
