@@ -21,6 +21,8 @@ SetOpt = Annotated[
     typer.Option("--set", help="Override a setting, e.g. --set training.batch_size=16. Repeatable.", metavar="KEY=VALUE"),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for machines instead of a table.")]
+WorkersOpt = Annotated[int, typer.Option("--workers", "-w", min=1, max=64, help="Parallel engine processes.")]
+MaxStepsOpt = Annotated[Optional[int], typer.Option("--max-steps", min=1, help="Cut episodes after this many tics.")]
 StoreOpt = Annotated[
     Optional[Path],
     typer.Option("--store", help="Store directory (default: data.store from the settings).", metavar="PATH"),

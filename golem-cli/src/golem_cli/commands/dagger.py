@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from golem.learning.dagger import SCHEDULES, DaggerPlan, DaggerReport, RoundReport, dagger, settings_from_model
-from golem_cli.options import JsonOpt, PluginOpt, SetOpt, StoreOpt
+from golem_cli.options import JsonOpt, MaxStepsOpt, PluginOpt, SetOpt, StoreOpt, WorkersOpt
 from golem_cli.state import state
 
 
@@ -43,9 +43,9 @@ def dagger_command(
     beta_param: Annotated[Optional[float], typer.Option("--beta-param", help="linear: rounds until β = 0 (default 4); exponential: p in β = pⁱ (default 0.5).")] = None,
     updates: Annotated[int, typer.Option("--updates", "-u", min=1, help="Optimiser steps of each round's fine-tuning.")] = 300,
     eval_episodes: Annotated[int, typer.Option("--eval-episodes", min=0, help="Held-out episodes the learner plays alone after each round.")] = 10,
-    workers: Annotated[int, typer.Option("--workers", "-w", min=1, max=64, help="Parallel engine processes.")] = 1,
+    workers: WorkersOpt = 1,
     scenario: Annotated[Optional[str], typer.Option("--scenario", "-s", help="Scenario (default: the expert's own).")] = None,
-    max_steps: Annotated[Optional[int], typer.Option("--max-steps", min=1, help="Cut episodes after this many tics.")] = None,
+    max_steps: MaxStepsOpt = None,
     store: StoreOpt = None,
     plugin: PluginOpt = None,
     set_: SetOpt = None,

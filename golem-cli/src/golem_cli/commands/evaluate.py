@@ -17,7 +17,7 @@ from golem.runtime.generated import generated_maps
 from golem.runtime.scenarios import resolve_scenario
 from golem_cli.progress import LineProgress
 from golem_cli.commands.play import resolve_player
-from golem_cli.options import GeneratorOpt, JsonOpt, MapsOpt, PluginOpt, ProcgenPhaseOpt, SetOpt
+from golem_cli.options import GeneratorOpt, JsonOpt, MapsOpt, MaxStepsOpt, PluginOpt, ProcgenPhaseOpt, SetOpt, WorkersOpt
 from golem_cli.state import state
 
 
@@ -61,9 +61,9 @@ def evaluate_command(
     model: Annotated[Optional[Path], typer.Option("--model", "-m", help="Checkpoint to judge (default: the profile's active model).", metavar="PATH")] = None,
     scenario: Annotated[Optional[str], typer.Option("--scenario", "-s", help="Scenario name, .cfg or .wad (default: the model's, else game.scenario).")] = None,
     episodes: Annotated[int, typer.Option("--episodes", "-n", min=1, help="Episodes per policy.")] = 10,
-    workers: Annotated[int, typer.Option("--workers", "-w", min=1, max=64, help="Parallel engine processes.")] = 1,
+    workers: WorkersOpt = 1,
     seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the first episode; episode i uses seed+i (away from training seeds).")] = EVAL_START_SEED,
-    max_steps: Annotated[Optional[int], typer.Option("--max-steps", min=1, help="Cut episodes after this many tics.")] = None,
+    max_steps: MaxStepsOpt = None,
     frame_skip: Annotated[Optional[int], typer.Option("--frame-skip", min=1, max=35, help="Tics each decision holds its buttons (game.frame_skip); the model integrates them unless game.timespans=unit.")] = None,
     baselines: Annotated[bool, typer.Option("--baselines/--no-baselines", help="Also play the random policy and the expert (--no-baselines: the model alone, no shares).")] = True,
     out: Annotated[Optional[list[Path]], typer.Option("--out", "-o", help="Write per-episode results to .json (with the summary) or .csv. Repeatable.", metavar="PATH")] = None,

@@ -13,7 +13,7 @@ from golem.learning.archives import resolve_model
 from golem.learning.checkpoints import read_metadata
 from golem.runtime.agent import settings_for_model, trained_scenario
 from golem.runtime.session import check_display
-from golem_cli.options import JsonOpt, PluginOpt, SetOpt, StoreOpt
+from golem_cli.options import JsonOpt, MaxStepsOpt, PluginOpt, SetOpt, StoreOpt
 from golem_cli.state import state
 
 
@@ -22,7 +22,7 @@ def intervene_command(
     episodes: Annotated[int, typer.Option("--episodes", "-n", min=1, help="Episodes to play.")] = 1,
     scenario: Annotated[Optional[str], typer.Option("--scenario", "-s", help="Scenario (default: the model's, else game.scenario).")] = None,
     model: Annotated[Optional[Path], typer.Option("--model", "-m", help="Checkpoint to correct (default: the profile's active model).", metavar="PATH")] = None,
-    max_steps: Annotated[Optional[int], typer.Option("--max-steps", min=1, help="Cut episodes after this many tics.")] = None,
+    max_steps: MaxStepsOpt = None,
     store: StoreOpt = None,
     plugin: PluginOpt = None,
     set_: SetOpt = None,

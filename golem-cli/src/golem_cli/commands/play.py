@@ -21,7 +21,7 @@ from golem.profiles import PROFILES
 from golem.data.recording import build_sensors
 from golem.runtime.session import Session, check_display
 from golem.settings import GolemSettings, ResolvedSettings
-from golem_cli.options import JsonOpt, PluginOpt, SetOpt
+from golem_cli.options import JsonOpt, MaxStepsOpt, PluginOpt, SetOpt
 from golem_cli.state import state
 
 class RealTime:
@@ -76,7 +76,7 @@ def play_command(
     scenario: Annotated[Optional[str], typer.Option("--scenario", "-s", help="Scenario name, .cfg or .wad (default: the model's, else game.scenario).")] = None,
     episodes: Annotated[int, typer.Option("--episodes", "-n", min=1, help="Episodes to play.")] = 1,
     seed: Annotated[Optional[int], typer.Option("--seed", min=0, help="Seed of the first episode; episode i uses seed+i (default: game.seed).")] = None,
-    max_steps: Annotated[Optional[int], typer.Option("--max-steps", min=1, help="Cut episodes after this many tics.")] = None,
+    max_steps: MaxStepsOpt = None,
     frame_skip: Annotated[Optional[int], typer.Option("--frame-skip", min=1, max=35, help="Tics each decision holds its buttons (game.frame_skip); the model integrates them unless game.timespans=unit.")] = None,
     window: Annotated[bool, typer.Option("--window", help="Watch in a game window at real speed (needs a display).")] = False,
     video: Annotated[Optional[Path], typer.Option("--video", help="Write the screens the model saw to a .gif or .mp4.", metavar="PATH")] = None,

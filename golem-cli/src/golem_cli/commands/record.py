@@ -17,7 +17,7 @@ from golem.selection import check_selected
 from golem.runtime.session import check_display
 from golem.data.store import TrajectoryStore
 from golem_cli.progress import LineProgress
-from golem_cli.options import GeneratorOpt, MapsOpt, PluginOpt, ProcgenPhaseOpt, SetOpt, StoreOpt
+from golem_cli.options import GeneratorOpt, MapsOpt, MaxStepsOpt, PluginOpt, ProcgenPhaseOpt, SetOpt, StoreOpt
 from golem_cli.state import state
 
 
@@ -30,7 +30,7 @@ def record_command(
     scenario: Annotated[Optional[str], typer.Option("--scenario", "-s", help="Scenario name, .cfg or .wad (default: the expert's own).")] = None,
     seed: Annotated[Optional[int], typer.Option("--seed", min=0, help="Seed of the first episode; episode i uses seed+i.")] = None,
     tag: Annotated[Optional[list[str]], typer.Option("--tag", help="Label stored with each episode. Repeatable.")] = None,
-    max_steps: Annotated[Optional[int], typer.Option("--max-steps", min=1, help="Cut episodes after this many tics.")] = None,
+    max_steps: MaxStepsOpt = None,
     frame_skip: Annotated[Optional[int], typer.Option("--frame-skip", min=1, max=35, help="Tics each expert decision holds its buttons (game.frame_skip; default: the scenario's, 4 on most shipped scenarios); a model trained on the episodes plays at it.")] = None,
     procgen_phase: ProcgenPhaseOpt = None,
     maps: MapsOpt = 10,

@@ -16,7 +16,7 @@ from golem.errors import GolemError
 from golem.learning.archives import save_retuned
 from golem.runtime.scenarios import resolve_scenario
 from golem_cli.commands.play import resolve_player
-from golem_cli.options import JsonOpt, PluginOpt, SetOpt
+from golem_cli.options import JsonOpt, MaxStepsOpt, PluginOpt, SetOpt, WorkersOpt
 from golem_cli.progress import LineProgress
 from golem_cli.state import state
 
@@ -53,9 +53,9 @@ def tune_command(
     model: Annotated[Optional[Path], typer.Option("--model", "-m", help="Checkpoint to tune (default: the profile's active model).", metavar="PATH")] = None,
     scenario: Annotated[Optional[str], typer.Option("--scenario", "-s", help="Scenario name, .cfg or .wad (default: the model's, else game.scenario).")] = None,
     episodes: Annotated[int, typer.Option("--episodes", "-n", min=1, help="Episodes per candidate (the same seeds for every one).")] = 30,
-    workers: Annotated[int, typer.Option("--workers", "-w", min=1, max=64, help="Parallel engine processes.")] = 1,
+    workers: WorkersOpt = 1,
     seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the first episode (away from training's 0… and evaluation's 10000…).")] = TUNE_START_SEED,
-    max_steps: Annotated[Optional[int], typer.Option("--max-steps", min=1, help="Cut episodes after this many tics.")] = None,
+    max_steps: MaxStepsOpt = None,
     actions: Annotated[Optional[str], typer.Option("--actions", help="Comma-separated buttons to tune (default: those the validation episodes pressed).")] = None,
     grid: Annotated[Optional[str], typer.Option("--grid", help="Comma-separated thresholds to try (default: 0.20, 0.25, … 0.60).")] = None,
     sweeps: Annotated[int, typer.Option("--sweeps", min=1, max=10, help="Passes over the buttons (stops when one changes nothing).")] = 2,
@@ -94,18 +94,17 @@ def tune_command(
         episodes=episodes, workers=workers, start_seed=seed, max_steps=max_steps,
         frame_skip=int(settings.game.frame_skip), grid=_grid(grid), sweeps=sweeps,
     )
-    most = 1 + sweeps * len(tune) * len(plan.grid)
     progress = LineProgress(
         TextColumn("[bold]tuning[/bold] {task.fields[what]}"), BarColumn(), MofNCompleteColumn(),
         TextColumn("best {task.fields[best]}"), TimeElapsedColumn(), console=st.err, transient=True,
     )
     with progress:
-        task = progress.add_task("tune", total=most, what=f"{', '.join(tune)} on {scenario_name}", best="–")
-        best: list[float] = []
+        task = progress.add_task("tune", total=plan.most_candidates, what=f"{', '.join(tune)} on {scenario_name}", best="–")
+        best = [float("-inf")]  # the highest mean so far, for the bar
 
         def on_trial(trial: Trial) -> None:
-            best.append(trial.mean if not best else max(best[-1], trial.mean))
-            progress.update(task, advance=1, best=f"{best[-1]:.2f}")
+            best[0] = max(best[0], trial.mean)
+            progress.update(task, advance=1, best=f"{best[0]:.2f}")
 
         result = tune_thresholds(settings, registry, plan, on_trial=on_trial)
     archive, active = save_retuned(settings, path, result.thresholds(), result.record())

@@ -79,6 +79,11 @@ class TunePlan:
         if not self.grid or any(not 0.0 < v < 1.0 for v in self.grid):
             raise GolemError(f"threshold grid must hold values between 0 and 1, got {list(self.grid)}")
 
+    @property
+    def most_candidates(self) -> int:
+        """The most candidates the search can play: the start, then every grid value of every button per sweep."""
+        return 1 + self.sweeps * len(self.tune) * len(self.grid)
+
 
 @dataclass(frozen=True)
 class Trial:
@@ -104,11 +109,8 @@ class TuneResult:
 
     @property
     def best(self) -> Trial:
-        best = self.trials[0]
-        for trial in self.trials[1:]:
-            if trial.mean > best.mean:
-                best = trial
-        return best
+        """The first trial with the highest mean (the search keeps a change only when it scores higher)."""
+        return max(self.trials, key=lambda t: t.mean)
 
     def thresholds(self) -> dict[str, float]:
         """``{action name: threshold}`` of the best candidate."""
@@ -155,8 +157,8 @@ def tune_thresholds(
     Each candidate plays ``plan.episodes`` episodes on the same seeds with the
     model alone (no baselines). A button's value changes only when a candidate
     scores strictly higher than the best so far, so the start is kept unless
-    play says otherwise. Cost: ``1 + sweeps × len(tune) × len(grid)``
-    candidates at most (cached: a candidate already played is not replayed).
+    play says otherwise. Cost: :attr:`TunePlan.most_candidates` candidates at
+    most (cached: a candidate already played is not replayed).
 
     Raises:
         GolemError: a bad checkpoint or scenario, an engine failure (one line).
