@@ -8,7 +8,8 @@ random policy and the expert on the same unseen seeds. Results are merged into
 ``bench/results/zoo.json`` keyed by scenario and model, so the board can be
 filled one scenario at a time; ``--table`` prints the README table from it.
 ``--tune`` runs ``golem run tune`` (press thresholds by play, seeds 5,000…)
-between training and evaluation; its rows are keyed ``<model>+tuned``.
+between training and evaluation; its rows are keyed ``<model>+tuned`` (where the
+confirmation seeds refute the search, the row plays the trained thresholds).
 
     python bench/bench_zoo.py --scenario defend_the_center --episodes 60
     python bench/bench_zoo.py --table
@@ -70,6 +71,10 @@ MEASURES = {
 }
 
 
+#: What a row keeps of a threshold search (`golem run tune --json`).
+TUNE_KEYS = ("best", "plays", "start_return", "best_return", "candidates", "confirmation", "accepted")
+
+
 def board_name(model: str, sensors: Sequence[str], tuned: bool = False) -> str:
     """A row's model column and results key part: the model, each extra sensor, ``tuned`` (``cfc+audio+tuned``)."""
     return "+".join([model, *sensors, *(["tuned"] if tuned else [])])
@@ -88,11 +93,17 @@ def run_one(scenario: str, model: str, episodes: int, eval_episodes: int, worker
         t_record = time.perf_counter() - t0
         with_model = ["--plugin", model] if model != "cfc" else []
         t0 = time.perf_counter()
-        out = golem("run", "train", *with_model, *root, *sets, "--json", cwd=work)
+        # With --tune the search runs once, below, not also inside training (a scenario spec's tune_episodes).
+        no_spec_tune = ["--set", "training.tune_episodes=0"] if tune else []
+        out = golem("run", "train", *with_model, *root, *sets, *no_spec_tune, "--json", cwd=work)
         t_train = time.perf_counter() - t0
         trained = json.loads(out)
         tuned = None
         t_tune = 0.0
+        in_training = trained.get("tuned") or {}
+        if "seconds" in in_training:  # the spec's tuning ran inside `golem run train`: count it as tuning
+            t_tune = float(in_training["seconds"])
+            t_train -= t_tune
         if tune:  # `golem run tune`: thresholds by play on seeds 5,000…, the evaluation's stay unseen
             t0 = time.perf_counter()
             tuned = json.loads(golem("run", "tune", *root, "--workers", str(workers), "--json", cwd=work))
@@ -118,8 +129,10 @@ def run_one(scenario: str, model: str, episodes: int, eval_episodes: int, worker
         "sensors": ["visual", *sensors],
         "updates": trained.get("updates"),
         "best_epoch": trained.get("best_epoch"),
-        "thresholds": trained.get("thresholds"),
-        "tuned": None if tuned is None else {k: tuned[k] for k in ("best", "start_return", "best_return", "candidates")},
+        "thresholds": trained.get("thresholds"),  # calibrated on validation; what it plays: "tuned…"["plays"]
+        "tuned": None if tuned is None else {k: tuned[k] for k in TUNE_KEYS},
+        # the scenario's spec (training.tune_episodes) tuned the thresholds inside `golem run train`
+        "tuned_in_training": trained.get("tuned") and {k: trained["tuned"].get(k) for k in (*TUNE_KEYS, "seconds", "error")},
         "validation": {k: trained["validation"][k] for k in ("loss", "exact_match", "steps")}
         if trained.get("validation") else None,
         "minutes": {"record": round(t_record / 60, 2), "train": round(t_train / 60, 2), "tune": round(t_tune / 60, 2),
@@ -138,8 +151,14 @@ def fmt(stat: Any) -> str:
     return "—" if stat is None else f"{stat:.2f}"
 
 
+def minutes(spent: dict[str, float]) -> str:
+    """Training minutes, plus the threshold search's where one ran (``golem run tune``, or inside training)."""
+    tune = spent.get("tune") or 0.0
+    return f"{spent['train']:.1f}" + (f" + {tune:.1f}" if tune >= 0.05 else "")
+
+
 def table(results: dict[str, Any]) -> str:
-    rows = ["| scenario | model | skip | expert episodes (frames) | train min | eval episodes | measure | model | random "
+    rows = ["| scenario | model | skip | expert episodes (frames) | train (+ tune) min | eval episodes | measure | model | random "
             "| expert | normalised | published |",
             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for key in sorted(results):
@@ -148,7 +167,7 @@ def table(results: dict[str, Any]) -> str:
         norm = "—" if r["normalised"] is None else f"{100 * r['normalised']:.0f} %"
         rows.append(
             f"| {r['scenario']} | {board_name(r['model'], r.get('sensors', ['visual'])[1:], bool(r.get('tuned')))} | {r.get('frame_skip', 1)} | {r['recorded_episodes']} ({r['frames']:,}) "
-            f"| {r['minutes']['train']:.1f} "
+            f"| {minutes(r['minutes'])} "
             f"| {r['eval_episodes']} | {m['label']} | "
             f"{fmt(m.get('model'))} | {fmt(m.get('random'))} | {fmt(m.get('expert'))} | {norm} | {r['reference'] or '—'} |"
         )

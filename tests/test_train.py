@@ -381,6 +381,27 @@ def test_update_budget_best_epoch_and_calibrated_thresholds_reach_play(
     assert forced["threshold"] == 0.4  # a given brain.activation wins
 
 
+def test_training_ends_by_tuning_thresholds_by_play_when_asked(golem_cli, store: Path, tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    out = json.loads(golem_cli([*train_args(store, root, "--seed", "1"), "--set", "training.tune_episodes=1",
+                                "--json"], check=True).stdout)
+    tuned = out["tuned"]
+    assert out["data"]["tune_by_play"] == 1
+    assert tuned["episodes"] == 1 and tuned["seeds"] == [5000, 5000] and tuned["candidates"] >= 1
+    assert set(tuned["start"]) == set(out["thresholds"]) and tuned["start"] == out["thresholds"]
+    meta = read_metadata(Path(out["active"]))
+    assert meta["thresholds"] == tuned["plays"]  # what the active model now plays with
+    if tuned["accepted"]:  # a confirmed gain: the active model is the tuned archive
+        assert tuned["confirmation"]["confirmed"] and tuned["best_return"] > tuned["start_return"]
+        assert Path(tuned["archive"]).is_file() and meta["thresholds"] == tuned["best"]
+        assert meta["tuned_by_play"]["confirmation"] == tuned["confirmation"]
+    else:  # nothing better, or refuted: training's own model stays active
+        assert tuned["archive"] is None and meta["thresholds"] == out["thresholds"] and "tuned_by_play" not in meta
+    # Without the setting (basic's spec asks for none), training does not play.
+    out = json.loads(golem_cli([*train_args(store, root, "--seed", "1"), "--json"], check=True).stdout)
+    assert out["tuned"] is None and out["data"]["tune_by_play"] == 0
+
+
 def test_calibrated_thresholds_maximise_f1_per_action() -> None:
     from golem.learning.validation import calibrate_thresholds
 
@@ -445,10 +466,14 @@ def test_a_scenario_spec_sets_the_budget_only_where_the_user_set_none() -> None:
     hgs, dtc = SCENARIO_SPECS["health_gathering_supreme"], SCENARIO_SPECS["defend_the_center"]
     assert hgs.updates and dtc.min_updates and dtc.updates is None
     assert scenario_training(cfg, ["health_gathering_supreme"], frozenset()) == {"updates": hgs.updates}
-    assert scenario_training(cfg, ["defend_the_center"], frozenset()) == {"min_updates": dtc.min_updates}
+    assert scenario_training(cfg, ["defend_the_center"], frozenset()) == {"min_updates": dtc.min_updates,
+                                                                          "tune_episodes": dtc.tune_episodes}
+    assert dtc.tune_episodes and scenario_training(cfg, ["defend_the_center"], frozenset({"training.tune_episodes"})) \
+        == {"min_updates": dtc.min_updates}  # the user's tune_episodes (0 included) wins
     assert scenario_training(cfg, ["my_way_home"], frozenset()) == {"mirror": False}
     for given in ("training.epochs", "training.updates", "training.min_updates"):  # any budget the user set wins
         assert scenario_training(cfg, ["health_gathering_supreme"], frozenset({given})) == {}
-        assert scenario_training(cfg, ["defend_the_center"], frozenset({given})) == {}
-    assert scenario_training(cfg.model_copy(update={"updates": 100}), ["defend_the_center"], frozenset()) == {}
+        assert scenario_training(cfg, ["defend_the_center"], frozenset({given})) == {"tune_episodes": dtc.tune_episodes}
+    assert scenario_training(cfg.model_copy(update={"updates": 100}), ["defend_the_center"], frozenset()) \
+        == {"tune_episodes": dtc.tune_episodes}
     assert scenario_training(cfg, ["basic", "health_gathering_supreme"], frozenset()) == {}  # no one scenario

@@ -3,6 +3,11 @@
 The model is untrained (its button probabilities sit near 0.5), so a grid of
 0.05 and 0.95 presses a button always or never: the candidates play visibly
 different episodes, and the search must keep the one that scored best.
+On ``basic`` with 20 tics, the start thresholds kill the demon on seeds 4992,
+4994, 4995, 4997, 4999 and 5000 (+95) and not on 4998, 5001–5003 (−30);
+never firing (ATTACK at 0.95) scores −20 on every seed. So tuning on 4998
+finds a gain the confirmation seeds 4999–5000 refute, and tuning on 5001 one
+that seeds 5002–5003 uphold.
 """
 
 from __future__ import annotations
@@ -13,8 +18,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from golem.diagnostics.evaluation import EvalPlan, evaluate
-from golem.diagnostics.tuning import TunePlan, pressed_actions, tune_thresholds
+from golem.diagnostics.evaluation import EvalPlan, ModelPlayer, evaluate
+from golem.diagnostics.tuning import Confirmation, Trial, TunePlan, TuneResult, confirm_gain, pressed_actions, tune_thresholds
 from golem.errors import GolemError
 from golem.learning.checkpoints import load_checkpoint, save_checkpoint
 from golem.learning.modelspec import ModelSpec
@@ -42,7 +47,7 @@ def test_search_keeps_the_candidate_that_plays_best(tmp_path: Path):
     names = tuple(ModelSpec.from_settings(_settings(), REGISTRY).action_names)
     plan = TunePlan(
         model_path=path, scenario="basic", actions=names, start=(0.5,) * len(names), tune=("ATTACK", "MOVE_LEFT"),
-        episodes=2, max_steps=25, grid=(0.05, 0.95), sweeps=1,
+        episodes=2, max_steps=25, grid=(0.05, 0.95), sweeps=1, confirm=0,
     )
     result = tune_thresholds(_settings(), REGISTRY, plan)
     trials = result.trials
@@ -62,6 +67,66 @@ def test_search_keeps_the_candidate_that_plays_best(tmp_path: Path):
     assert board.summary()["policies"]["model"]["return"]["mean"] == pytest.approx(result.best.mean)
 
 
+def test_confirmation_replays_start_and_best_on_the_next_seeds(tmp_path: Path):
+    path = _save(tmp_path / "m.safetensors")
+    names = tuple(ModelSpec.from_settings(_settings(), REGISTRY).action_names)
+    for seed, upheld in ((4998, False), (5001, True)):
+        plan = TunePlan(
+            model_path=path, scenario="basic", actions=names, start=(0.5,) * len(names), tune=("ATTACK",),
+            episodes=1, start_seed=seed, max_steps=20, grid=(0.95,), sweeps=1, confirm=2,
+        )
+        result = tune_thresholds(_settings(), REGISTRY, plan)
+        assert result.best is not result.start and result.best.mean > result.start.mean
+        c = result.confirmation
+        assert c is not None and c.seeds == (seed + 1, seed + 2)
+        # The confirmation's figures are the engine's on those seeds.
+        for thresholds, mean in ((result.start.thresholds, c.start), (result.best.thresholds, c.best)):
+            board = evaluate(_settings(), REGISTRY, EvalPlan(
+                model_path=path, scenario="basic", episodes=2, max_steps=20, threshold=list(thresholds),
+                baselines=False, start_seed=seed + 1,
+            ))
+            assert board.summary()["policies"]["model"]["return"]["mean"] == pytest.approx(mean)
+        assert c.confirmed is upheld and result.accepted is upheld
+        assert result.record()["confirmation"]["confirmed"] is upheld
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_engines_kept_open_play_what_evaluate_plays(tmp_path: Path, workers: int):
+    path = _save(tmp_path / "m.safetensors")
+    n = len(ModelSpec.from_settings(_settings(), REGISTRY).action_names)
+    never_fire = [0.5] * n
+    never_fire[6] = 0.95  # ATTACK
+    plan = EvalPlan(model_path=path, scenario="basic", episodes=4, max_steps=20, baselines=False, start_seed=4998,
+                    workers=workers)
+    with ModelPlayer(_settings(), REGISTRY, plan) as player:  # one set of engines, three batches
+        played = [player.play(t, plan.seeds) for t in ([0.5] * n, never_fire, [0.5] * n)]
+    assert [r.seed for r in played[0]] == plan.seeds
+    assert [r.episode_return for r in played[0]] == [-30.0, 95.0, 95.0, -30.0]  # see the module's docstring
+    assert [r.episode_return for r in played[1]] == [-20.0] * 4
+    assert played[2] == played[0]  # a threshold set earlier does not leak into later episodes
+    fresh = evaluate(_settings(), REGISTRY, plan)  # fresh engines, evaluate's own path
+    assert fresh.of("model") == played[0]
+
+
+def test_paired_gain_needs_more_than_its_standard_error():
+    gain, se, ok = confirm_gain([10, 20, 30, 40], [12, 22, 32, 42])
+    assert (gain, se, ok) == (2.0, 0.0, True)  # the same gain on every seed
+    gain, se, ok = confirm_gain([0, 0, 0, 0], [10, -8, 9, -7])
+    assert gain == pytest.approx(1.0) and se == pytest.approx(4.9160, abs=1e-4) and not ok
+    assert not confirm_gain([0, 0], [5, 15], margin=3.0)[2] and confirm_gain([0, 0], [5, 15], margin=1.0)[2]
+    assert not confirm_gain([5, 5], [4, 4])[2]  # a loss is never confirmed
+    with pytest.raises(GolemError, match="same ≥ 2 seeds"):
+        confirm_gain([1, 2, 3], [1, 2])
+    plan = TunePlan(model_path=Path("m"), scenario="basic", actions=("ATTACK",), start=(0.5,), tune=("ATTACK",))
+    start, better = Trial((0.5,), 1.0, 0.0, None), Trial((0.3,), 2.0, 0.0, "ATTACK")
+    assert not TuneResult(plan, [start]).accepted  # nothing beat the start
+    assert TuneResult(plan, [start, better]).accepted  # confirmation skipped
+    refuted = Confirmation(seeds=(5030, 5059), start=1.0, best=1.1, gain=0.1, se=0.5, confirmed=False)
+    assert not TuneResult(plan, [start, better], confirmation=refuted).accepted
+    with pytest.raises(GolemError, match="at least 2 episodes"):
+        TunePlan(model_path=Path("m"), scenario="basic", actions=("ATTACK",), start=(0.5,), tune=("ATTACK",), confirm=1)
+
+
 def test_plan_rejects_unknown_actions_and_bad_grids(tmp_path: Path):
     names = ("ATTACK", "USE")
     with pytest.raises(GolemError, match="unknown action"):
@@ -79,13 +144,18 @@ def test_cli_saves_a_new_active_model_with_the_tuned_thresholds(golem_cli, tmp_p
     source = _save(tmp_path / "golem-data" / "models" / "basic" / "active.safetensors")
     kept = tmp_path / "source.safetensors"
     kept.write_bytes(source.read_bytes())
-    summary = json_out(golem_cli(
-        ["run", "tune", "--model", str(kept), "--episodes", "1", "--max-steps", "20", "--grid", "0.05,0.95",
-         "--actions", "ATTACK", "--sweeps", "1", "--out", "trials.json", "--json"],
-        check=True,
-    ))
-    assert summary["tuned"] == ["ATTACK"] and summary["candidates"] == 3 and summary["seeds"] == [5000, 5000]
-    assert summary["best_return"] >= summary["start_return"]
+    tune = ["run", "tune", "--model", str(kept), "--episodes", "1", "--max-steps", "20", "--grid", "0.05,0.95",
+            "--actions", "ATTACK", "--sweeps", "1", "--confirm", "2"]
+    # Refuted on the confirmation seeds: reported, nothing written.
+    refuted = golem_cli([*tune, "--seed", "4998"], check=True)
+    assert "not confirmed" in refuted.stdout and "nothing was written" in refuted.stdout
+    assert not list((tmp_path / "golem-data" / "models").rglob("*-tuned*"))
+    assert "tuned_by_play" not in load_checkpoint(tmp_path / "golem-data" / "models" / "basic" / "active.safetensors")[1]
+    summary = json_out(golem_cli([*tune, "--seed", "5001", "--out", "trials.json", "--json"], check=True))
+    assert summary["tuned"] == ["ATTACK"] and summary["candidates"] == 3 and summary["seeds"] == [5001, 5001]
+    assert summary["best_return"] > summary["start_return"] and summary["accepted"]
+    assert summary["confirmation"]["seeds"] == [5002, 5003] and summary["confirmation"]["confirmed"]
+    assert summary["plays"] == summary["best"]
     _, active = load_checkpoint(tmp_path / "golem-data" / "models" / "basic" / "active.safetensors")
     _, original = load_checkpoint(kept)
     assert active["thresholds"] == summary["best"] and active["tuned_by_play"]["source"] == "source.safetensors"

@@ -106,6 +106,12 @@ class TrainingSettings(_Group):
     calibrate_thresholds: bool = Field(
         True, description="per-action press thresholds maximising validation F1, stored in the checkpoint for play"
     )
+    tune_episodes: int = Field(
+        0, ge=0, le=1_000,
+        description="after training, tune the press thresholds by play in the engine (as `golem run tune`) with "
+        "this many episodes per candidate, kept only when as many fresh seeds confirm the gain (0: off; a "
+        "scenario's spec may turn it on where the user set none)",
+    )
     loss: str = Field("focal", description="loss component name")
     sampler: str = Field("stateful", description="sampler component name")
     mirror: bool = Field(True, description="mirror augmentation (flip width, swap left/right)")

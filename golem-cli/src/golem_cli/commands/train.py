@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 from contextlib import ExitStack
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -18,9 +19,12 @@ from golem.learning.distributed import (
     spawn_ranks,
 )
 from golem.learning.training import TrainPlan, TrainResult, train, train_rank
+from golem.errors import GolemError
+from golem.settings import ResolvedSettings
 from golem_cli.tables import action_scores
 from golem_cli.progress import TrainingView
 from golem_cli.options import DeviceOpt, JsonOpt, PluginOpt, SetOpt, StoreOpt
+from golem_cli.commands.tune import tune_model, tune_summary, tune_table, verdict
 from golem_cli.state import state
 
 
@@ -62,9 +66,12 @@ def train_command(
             result = train(settings, st.host.registry, plan, on_batch=view.on_batch, on_epoch=view.on_epoch)
         if not ranks.main:
             return
+    tuned = None
+    if not result.interrupted:
+        tuned = _tune_after_training(st, resolved, result, quiet=as_json)
     if as_json:
-        typer.echo(json.dumps(result.to_dict()))
-    else:
+        typer.echo(json.dumps(result.to_dict() | {"tuned": tuned}))
+    elif tuned is None:
         _report(st.out, result)  # also after Ctrl-C: the scores of the last finished epoch
     if result.interrupted:
         st.err.print(
@@ -73,6 +80,42 @@ def train_command(
             highlight=False, soft_wrap=True,
         )
         raise typer.Exit(130)
+
+
+def _tune_after_training(st: Any, resolved: ResolvedSettings, result: TrainResult, quiet: bool) -> dict[str, Any] | None:
+    """Thresholds tuned by play on the trained model where ``training.tune_episodes`` (or the scenario's spec)
+    asks for it; the summary of the search (``None``: not asked).
+
+    Training's model is saved before this starts, so a failed or interrupted search
+    is reported (``{"error": line}``) and the trained model stays active.
+    """
+    episodes = int(result.data.get("tune_by_play") or 0)
+    if not episodes or result.active is None:
+        return None
+    if not quiet:
+        _report(st.out, result)
+    if not result.data.get("scenario") or not result.thresholds:
+        why = "the store holds several scenarios" if not result.data.get("scenario") else "no thresholds were calibrated"
+        st.err.print(f"[yellow]not tuning the thresholds by play: {why}[/yellow]", highlight=False, soft_wrap=True)
+        return {"error": f"not tuned: {why}"}
+    if not quiet:
+        st.out.print(f"tuning the press thresholds by play: {episodes} episodes a candidate "
+                     "(training.tune_episodes; 0 turns it off)", highlight=False, soft_wrap=True)
+    try:
+        search, archive, active = tune_model(st, resolved, result.active, episodes=episodes, confirm=max(2, episodes),
+                                             workers=max(1, min(2, os.cpu_count() or 1)))
+    except (GolemError, KeyboardInterrupt) as exc:
+        line = str(exc) if isinstance(exc, GolemError) else "interrupted"
+        st.err.print(f"[yellow]tuning by play stopped ({line}); the trained model stays active: "
+                     f"{result.active}[/yellow]", highlight=False, soft_wrap=True)
+        return {"error": line}
+    if not quiet:
+        st.out.print(tune_table(search))
+        st.out.print(verdict(search, hint="the trained model keeps the thresholds calibrated on validation"),
+                     highlight=False, soft_wrap=True)
+        if archive is not None:
+            st.out.print(f"tuned thresholds → {archive} (and {active})", highlight=False, soft_wrap=True)
+    return tune_summary(search, archive, active)
 
 
 def _report(out, result: TrainResult) -> None:

@@ -31,6 +31,7 @@ import csv
 import json
 import math
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -52,7 +53,7 @@ from golem.registry import Registry
 from golem.runtime.scenarios import step_limit
 from golem.runtime.session import Session
 from golem.settings import GolemSettings
-from golem.runtime.workers import run_pool, serve
+from golem.runtime.workers import WorkerPool, run_pool, serve
 
 log = structlog.get_logger(__name__)
 
@@ -249,9 +250,12 @@ def check_model(settings: GolemSettings, registry: Registry, path: Path) -> Mode
 
 
 def _play(
-    settings: GolemSettings, registry: Registry, plan: EvalPlan, tasks: Iterable[tuple[str, int]]
+    settings: GolemSettings, registry: Registry, plan: EvalPlan, tasks: Iterable[tuple[Any, ...]]
 ) -> Iterator[EpisodeResult | Agent]:
-    """Play ``(role, seed)`` tasks in one engine; yields each result, then the agent (for its timings)."""
+    """Play ``(role, seed)`` tasks in one engine; yields each result, then the agent (for its timings).
+
+    A task ``("model", seed, thresholds)`` plays the model with those press thresholds.
+    """
     from golem.builtin.experts import RandomPolicy
 
     sensors = build_sensors(settings, registry)
@@ -260,8 +264,10 @@ def _play(
     configurers = [expert] if expert is not None else []
     with Session(settings, sensors, scenario=plan.scenario, configurers=configurers) as session:
         agent.check_session(session)
-        for role, seed in tasks:
+        for role, seed, *threshold in tasks:
             if role == "model":
+                if threshold:
+                    agent.set_threshold(threshold[0])
                 policy: Any = agent
             elif role == "random":
                 policy = RandomPolicy(session.action_names, seed=seed)
@@ -339,6 +345,64 @@ def evaluate(
     log.info("evaluate.done", scenario=plan.scenario, episodes=len(results), share=board.share(),
              seconds=round(board.seconds, 2))
     return board
+
+
+class ModelPlayer:
+    """The model alone on engines kept open across calls, each call at its own press thresholds.
+
+    Tuning plays dozens of candidates on the same seeds; :func:`evaluate` would
+    start (with ``workers > 1``: spawn) its engines for every one. Here they start
+    once, on entry, and stop on exit. ``plan`` gives the model, scenario, workers
+    and step limit; its roles and seeds are not used. The episodes are the ones
+    :func:`evaluate` plays for the same seed and thresholds.
+    """
+
+    def __init__(self, settings: GolemSettings, registry: Registry, plan: EvalPlan) -> None:
+        self._settings, self._registry, self._plan = settings, registry, plan
+        self._pool: WorkerPool | None = None
+        self._feed: deque[tuple[Any, ...]] = deque()
+        self._local: Iterator[Any] | None = None
+
+    def __enter__(self) -> ModelPlayer:
+        check_model(self._settings, self._registry, self._plan.model_path)
+        if self._plan.workers > 1:  # spawn: see evaluate
+            self._pool = WorkerPool(_worker, (self._settings.model_dump_json(), self._plan), self._plan.workers,
+                                    start_method="spawn", what="evaluation").__enter__()
+        else:
+            self._local = _play(self._settings, self._registry, self._plan, self._pending())
+        return self
+
+    def _pending(self) -> Iterator[tuple[Any, ...]]:
+        while self._feed:
+            yield self._feed.popleft()
+
+    def play(self, threshold: Sequence[float], seeds: Sequence[int],
+             on_episode: Callable[[EpisodeResult], None] | None = None) -> list[EpisodeResult]:
+        """The model's episodes on ``seeds`` with press ``threshold`` (one per action), in seed order."""
+        tasks = [("model", seed, list(threshold)) for seed in seeds]
+        results: list[EpisodeResult] = []
+        if self._pool is not None:
+            items: Iterable[Any] = self._pool.map(tasks)
+        else:
+            assert self._local is not None, "ModelPlayer used outside its with-block"
+            items = self._one_by_one(tasks)
+        for item in items:
+            results.append(item)
+            if on_episode is not None:
+                on_episode(item)
+        return sorted(results, key=lambda r: r.seed)
+
+    def _one_by_one(self, tasks: list[tuple[Any, ...]]) -> Iterator[EpisodeResult]:
+        assert self._local is not None
+        for task in tasks:  # the generator takes its next task only when asked for the next result
+            self._feed.append(task)
+            yield next(self._local)
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._pool is not None:
+            self._pool.__exit__(*exc)
+        if self._local is not None:
+            self._local.close()  # leaves the session: the engine stops
 
 
 def evaluate_maps(

@@ -258,13 +258,16 @@ def scenario_training(cfg: TrainingSettings, scenarios: Sequence[str], given: Co
     """The training settings the one scenario of the data changes (its :class:`ScenarioSpec`), where the user
     set none: ``mirror`` off for a fixed maze (mirrored, it is another maze: its twins would teach the wrong
     turns), ``min_updates`` where the scenario needs more steps and ``updates`` where its recommended store is
-    too large for ten epochs in the time (either only when no budget is given: updates, epochs or floor)."""
+    too large for ten epochs in the time (either only when no budget is given: updates, epochs or floor), and
+    ``tune_episodes`` where its thresholds are to be tuned by play after training."""
     if len(scenarios) != 1:
         return {}
     spec = scenario_spec(scenarios[0])
     taken: dict[str, Any] = {}
     if cfg.mirror and not spec.mirror and "training.mirror" not in given:
         taken["mirror"] = False
+    if spec.tune_episodes and not cfg.tune_episodes and "training.tune_episodes" not in given:
+        taken["tune_episodes"] = spec.tune_episodes
     budget = {"training.min_updates", "training.updates", "training.epochs"}
     if cfg.updates or budget & set(given):
         return taken
@@ -379,6 +382,8 @@ def train(
             # the tics each decision held in the data: play and evaluate decide as often by default
             "frame_skip": data_frame_skip(dataset.episodes.values()),
             "include_recovery": plan.include_recovery,
+            # episodes per candidate of the tuning by play that follows training (0: none; the CLI runs it)
+            "tune_by_play": cfg.tune_episodes,
             "episodes": sorted(dataset.episodes),
             "train_episodes": sorted(train_ds.episodes),
             "validation_episodes": sorted(val_ds.episodes),

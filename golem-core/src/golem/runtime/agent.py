@@ -115,19 +115,13 @@ class Agent:
         *,
         threads: int | None = LIVE_THREADS,
     ) -> None:
-        values = np.asarray(threshold, dtype=np.float64).reshape(-1)
-        if values.size == 1:
-            values = np.full(spec.n_actions, values[0])
-        elif values.size != spec.n_actions:
-            raise GolemError(f"{values.size} thresholds for a model of {spec.n_actions} actions")
-        if not ((values > 0.0) & (values < 1.0)).all():
-            raise GolemError(f"activation threshold must be between 0 and 1, got {threshold}")
         if threads is not None:
             torch.set_num_threads(threads)
         self.model = model.eval()
         self.spec = spec
-        self.thresholds: np.ndarray = values  # float64 [A]
-        self.threshold: float | list[float] = float(values[0]) if (values == values[0]).all() else values.tolist()
+        self.thresholds: np.ndarray = np.zeros(0)  # float64 [A], set by set_threshold
+        self.threshold: float | list[float] = 0.5
+        self.set_threshold(threshold)
         self.action_names: tuple[str, ...] = tuple(spec.action_names)
         self._sensors = [(s.name, s.key, s) for s in spec.sensors]
         try:
@@ -157,6 +151,22 @@ class Agent:
         self._session_sensors = [s for s in session.sensors if s.name in wanted]
 
     # --- state -------------------------------------------------------------
+
+    def set_threshold(self, threshold: float | Sequence[float]) -> None:
+        """Press thresholds from now on: one for every button, or one per action in the model's order.
+
+        Raises:
+            GolemError: a count that does not fit the model, or a value outside (0, 1).
+        """
+        values = np.asarray(threshold, dtype=np.float64).reshape(-1)
+        if values.size == 1:
+            values = np.full(self.spec.n_actions, values[0])
+        elif values.size != self.spec.n_actions:
+            raise GolemError(f"{values.size} thresholds for a model of {self.spec.n_actions} actions")
+        if not ((values > 0.0) & (values < 1.0)).all():
+            raise GolemError(f"activation threshold must be between 0 and 1, got {threshold}")
+        self.thresholds = values
+        self.threshold = float(values[0]) if (values == values[0]).all() else values.tolist()
 
     def reset(self, game: Any = None) -> None:
         """Zero the carried state (new episode, death)."""

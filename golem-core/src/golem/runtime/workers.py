@@ -2,7 +2,9 @@
 
 Recording and evaluation both hand out tasks (seeds) to N processes, each with
 its own ViZDoom engine, and consume what comes back one item at a time. The
-worker side is :func:`serve`; the parent side is :func:`run_pool`.
+worker side is :func:`serve`; the parent side is :func:`run_pool`, or
+:class:`WorkerPool` where batch after batch goes to the same engines (tuning
+plays dozens of candidates: starting two spawned workers cost seconds each).
 
 Workers die with their parent, however it ends (``kill -9`` included): on
 Linux each asks the kernel for SIGKILL when its parent dies
@@ -129,3 +131,76 @@ def run_pool(
                 p.terminate()
         for p in procs:
             p.join(timeout=10)
+
+
+class WorkerPool:
+    """Parent side of a pool kept open across batches: :meth:`map` hands out tasks and yields one item per task.
+
+    The workers (``target(*args, tasks_q, results_q)``, serving with :func:`serve`
+    and producing exactly one item per task) start on entry and stop on exit,
+    however the block ends; a worker's error line is raised as :class:`GolemError`.
+    """
+
+    def __init__(self, target: Callable[..., None], args: tuple[Any, ...], workers: int, *, start_method: str,
+                 what: str) -> None:
+        method = start_method if start_method in mp.get_all_start_methods() else "spawn"
+        self._ctx = mp.get_context(method)
+        self._target, self._args, self._n, self._what = target, args, workers, what
+        self._tasks: Any = None
+        self._results: Any = None
+        self._procs: list[Any] = []
+
+    def __enter__(self) -> WorkerPool:
+        self._tasks, self._results = self._ctx.Queue(), self._ctx.Queue()
+        parent = os.getpid()
+        self._procs = [
+            self._ctx.Process(target=_worker_main, args=(parent, self._target, *self._args, self._tasks, self._results),
+                              daemon=True)
+            for _ in range(self._n)
+        ]
+        try:
+            for p in self._procs:
+                p.start()
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def map(self, tasks: Sequence[Any]) -> Iterator[Any]:
+        """Yield one item per task, in the order they finish."""
+        for task in tasks:
+            self._tasks.put(task)
+        got = 0
+        while got < len(tasks):
+            try:
+                kind, payload = self._results.get(timeout=1.0)
+            except queue.Empty:
+                # Workers only end on the sentinel sent at exit: one gone now took its task with it.
+                dead = [p for p in self._procs if not p.is_alive()]
+                if dead and self._results.empty():
+                    raise GolemError(f"a {self._what} worker died (exit code {dead[0].exitcode})") from None
+                continue
+            if kind == "item":
+                got += 1
+                yield payload
+            elif kind == "error":
+                raise GolemError(payload)
+            else:
+                raise GolemError(f"a {self._what} worker stopped before its tasks were done")
+
+    def __exit__(self, *exc: Any) -> None:
+        started = [p for p in self._procs if p.pid is not None]
+        for _ in started:
+            self._tasks.put(None)
+        done = 0
+        while done < len(started) and any(p.is_alive() for p in started):  # drain: no worker blocks on a full pipe
+            try:
+                kind, _ = self._results.get(timeout=5.0)
+            except queue.Empty:
+                break
+            done += kind == "done"
+        for p in started:
+            p.join(timeout=2)
+            if p.is_alive():
+                p.terminate()
+                p.join(timeout=10)
