@@ -471,6 +471,8 @@ def test_a_scenario_spec_sets_the_budget_only_where_the_user_set_none() -> None:
     assert dtc.tune_episodes and scenario_training(cfg, ["defend_the_center"], frozenset({"training.tune_episodes"})) \
         == {"min_updates": dtc.min_updates}  # the user's tune_episodes (0 included) wins
     assert scenario_training(cfg, ["my_way_home"], frozenset()) == {"mirror": False}
+    assert scenario_training(cfg, ["defend_the_line"], frozenset()) == {"tune_episodes": 30}
+    assert scenario_training(cfg, ["take_cover"], frozenset()) == {}  # its search did not carry over: not tuned
     for given in ("training.epochs", "training.updates", "training.min_updates"):  # any budget the user set wins
         assert scenario_training(cfg, ["health_gathering_supreme"], frozenset({given})) == {}
         assert scenario_training(cfg, ["defend_the_center"], frozenset({given})) == {"tune_episodes": dtc.tune_episodes}
