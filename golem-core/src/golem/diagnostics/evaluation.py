@@ -151,9 +151,9 @@ class Scoreboard:
             rows = self.of(role)
             policies[role] = {
                 "episodes": len(rows),
-                "return": _stats([r.episode_return for r in rows]),
-                "kills": _stats([r.kills for r in rows]),
-                "tics": _stats([r.tics for r in rows]),
+                "return": mean_std([r.episode_return for r in rows]),
+                "kills": mean_std([r.kills for r in rows]),
+                "tics": mean_std([r.tics for r in rows]),
                 "death_rate": _mean([float(r.dead) for r in rows]),
                 "goal_rate": _mean([float(r.exited) for r in rows]),
             }
@@ -220,7 +220,7 @@ def _mean(values: Sequence[float]) -> float | None:
     return round(float(np.mean(values)), 4) if values else None
 
 
-def _stats(values: Sequence[float]) -> dict[str, float | None]:
+def mean_std(values: Sequence[float]) -> dict[str, float | None]:
     """``{"mean", "std"}``; std is the sample standard deviation (0 for one value)."""
     if not values:
         return {"mean": None, "std": None}

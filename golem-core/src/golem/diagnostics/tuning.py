@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import structlog
 
-from golem.diagnostics.evaluation import EvalPlan, ModelPlayer
+from golem.diagnostics.evaluation import EvalPlan, ModelPlayer, mean_std
 from golem.errors import GolemError
 from golem.registry import Registry
 from golem.settings import GolemSettings
@@ -93,11 +93,6 @@ class TunePlan:
             raise GolemError(f"threshold grid must hold values between 0 and 1, got {list(self.grid)}")
         if self.confirm < 0 or self.confirm == 1:
             raise GolemError(f"confirmation needs 0 (none) or at least 2 episodes, got {self.confirm}")
-
-    @property
-    def last_seed(self) -> int:
-        """The last seed the search and its confirmation play."""
-        return self.start_seed + self.episodes + self.confirm - 1
 
     @property
     def most_candidates(self) -> int:
@@ -262,9 +257,8 @@ def tune_thresholds(
             if key in played:
                 return played[key]
             got = returns(key, seeds)
-            std = float(np.std(got, ddof=1)) if len(got) > 1 else 0.0  # as evaluate's summary reports it
-            trial = Trial(thresholds=key, mean=round(float(np.mean(got)), 4), std=round(std, 4), action=action,
-                          returns=got)
+            stats = mean_std(got)  # as evaluate's summary reports the return
+            trial = Trial(thresholds=key, mean=float(stats["mean"]), std=float(stats["std"]), action=action, returns=got)
             played[key] = trial
             result.trials.append(trial)
             log.info("tune.trial", action=action, thresholds=list(key), mean=trial.mean)
@@ -286,15 +280,14 @@ def tune_thresholds(
             if not changed:
                 break
         if plan.confirm and result.best is not result.start:
-            first = plan.start_seed + plan.episodes
-            again = range(first, first + plan.confirm)
+            again = range(plan.start_seed + plan.episodes, plan.start_seed + plan.episodes + plan.confirm)
             if on_confirm is not None:
-                on_confirm((first, first + plan.confirm - 1))
+                on_confirm((again[0], again[-1]))
             start_returns = returns(result.start.thresholds, again)
             best_returns = returns(result.best.thresholds, again)
             gain, se, confirmed = confirm_gain(start_returns, best_returns, plan.margin)
             result.confirmation = Confirmation(
-                seeds=(first, first + plan.confirm - 1), start=float(np.mean(start_returns)),
+                seeds=(again[0], again[-1]), start=float(np.mean(start_returns)),
                 best=float(np.mean(best_returns)), gain=gain, se=se, confirmed=confirmed,
             )
             log.info("tune.confirmation", gain=gain, se=se, confirmed=confirmed)
