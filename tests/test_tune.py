@@ -13,6 +13,7 @@ that seeds 5002–5003 uphold.
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -151,6 +152,7 @@ def test_cli_saves_a_new_active_model_with_the_tuned_thresholds(golem_cli, tmp_p
     assert "not confirmed" in refuted.stdout and "nothing was written" in refuted.stdout
     assert not list((tmp_path / "golem-data" / "models").rglob("*-tuned*"))
     assert "tuned_by_play" not in load_checkpoint(tmp_path / "golem-data" / "models" / "basic" / "active.safetensors")[1]
+    before = datetime.now(UTC).isoformat(timespec="seconds")
     summary = json_out(golem_cli([*tune, "--seed", "5001", "--out", "trials.json", "--json"], check=True))
     assert summary["tuned"] == ["ATTACK"] and summary["candidates"] == 3 and summary["seeds"] == [5001, 5001]
     assert summary["best_return"] > summary["start_return"] and summary["accepted"]
@@ -160,6 +162,7 @@ def test_cli_saves_a_new_active_model_with_the_tuned_thresholds(golem_cli, tmp_p
     _, original = load_checkpoint(kept)
     assert active["thresholds"] == summary["best"] and active["tuned_by_play"]["source"] == "source.safetensors"
     assert active["sha256"] == original["sha256"]  # the same weights, only the thresholds changed
+    assert active["tuned_by_play"]["trained"] == original.get("created") and active["created"] >= before
     assert "thresholds" not in original or original["thresholds"] is None  # the source is left as it was
     archive = tmp_path / summary["archive"]  # relative to the command's working folder
     assert archive.is_file() and archive.name.endswith("-cfc-tuned.safetensors")

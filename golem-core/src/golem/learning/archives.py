@@ -91,8 +91,9 @@ def save_retuned(
     """Copy checkpoint ``source`` with new press ``thresholds`` as a new archive and the active model.
 
     The weights and every other metadata entry are kept; ``thresholds`` replaces
-    the stored ones and ``record`` is stored as ``tuned_by_play`` (with the
-    source's file name). ``source`` itself is not changed. Returns ``(archive, active)``.
+    the stored ones, ``created`` is now, and ``record`` is stored as
+    ``tuned_by_play`` (with the source's file name and its ``created`` as
+    ``trained``). ``source`` itself is not changed. Returns ``(archive, active)``.
 
     Raises:
         GolemError: a missing or corrupt ``source``, or a file that cannot be written.
@@ -101,7 +102,8 @@ def save_retuned(
     spec_meta = metadata["spec"]
     extra = {k: v for k, v in metadata.items() if k not in ("format", "version", "spec", "sha256")}
     extra["thresholds"] = {name: float(v) for name, v in thresholds.items()}
-    extra["tuned_by_play"] = {**dict(record), "source": Path(source).name}
+    extra["tuned_by_play"] = {**dict(record), "source": Path(source).name, "trained": metadata.get("created")}
+    extra["created"] = datetime.now(UTC).isoformat(timespec="seconds")
     models = settings.models_path()
     name = f"{spec_meta.get('model', 'model')}-tuned"
     archive = save_checkpoint(_archive_path(models, name, False), state, spec_meta, extra)
