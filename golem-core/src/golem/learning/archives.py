@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from golem.atomic import atomic_write
+from golem.data.store.schema import utc_now
 from golem.learning.checkpoints import Restored, load_checkpoint, read_metadata, restore, save_checkpoint
 from golem.errors import GolemError
 
@@ -78,7 +79,7 @@ def save_model(
         "metrics": dict(metrics),
         "data": dict(data),
         "interrupted": interrupted,
-        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "created": utc_now(),
     }
     archive = save_checkpoint(_archive_path(models, spec.model, interrupted), model, spec.to_metadata(), extra)
     active = save_checkpoint(models / ACTIVE, model, spec.to_metadata(), extra)
@@ -103,7 +104,7 @@ def save_retuned(
     extra = {k: v for k, v in metadata.items() if k not in ("format", "version", "spec", "sha256")}
     extra["thresholds"] = {name: float(v) for name, v in thresholds.items()}
     extra["tuned_by_play"] = {**dict(record), "source": Path(source).name, "trained": metadata.get("created")}
-    extra["created"] = datetime.now(UTC).isoformat(timespec="seconds")
+    extra["created"] = utc_now()
     models = settings.models_path()
     name = f"{spec_meta.get('model', 'model')}-tuned"
     archive = save_checkpoint(_archive_path(models, name, False), state, spec_meta, extra)
