@@ -98,3 +98,19 @@ def test_no_active_model_is_one_line(golem_cli, tmp_path: Path) -> None:
     assert proc.returncode != 0
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "no active model" in lines[0] and "golem run train" in lines[0]
+
+
+def test_expert_of_another_scenario_is_refused_and_changes_nothing(golem_cli, trained: Path) -> None:
+    """A ``basic`` model corrected by the ``take_cover`` expert would mix scenarios and replace the active model."""
+    active = trained / "models" / "basic" / "active.safetensors"
+    before = hashlib.sha256(active.read_bytes()).hexdigest()
+    with TrajectoryStore.open(trained / "stores" / "demos") as store:
+        episodes = len(list(store.episodes()))
+    proc = golem_cli(["run", "dagger", "--expert", "take_cover", "--rounds", "1", "--episodes-per-round", "1",
+                      "--set", f"data.root={trained}"])
+    assert proc.returncode != 0
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "trained on basic, not on 'take_cover'" in lines[0] and "--other-scenario" in lines[0]
+    assert hashlib.sha256(active.read_bytes()).hexdigest() == before
+    with TrajectoryStore.open(trained / "stores" / "demos") as store:
+        assert len(list(store.episodes())) == episodes

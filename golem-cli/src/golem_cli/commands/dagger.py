@@ -46,6 +46,7 @@ def dagger_command(
     workers: WorkersOpt = 1,
     scenario: Annotated[Optional[str], typer.Option("--scenario", "-s", help="Scenario (default: the expert's own).")] = None,
     max_steps: MaxStepsOpt = None,
+    other_scenario: Annotated[bool, typer.Option("--other-scenario", help="Correct the model on a scenario it was not trained on (refused without this flag).")] = False,
     store: StoreOpt = None,
     plugin: PluginOpt = None,
     set_: SetOpt = None,
@@ -61,6 +62,7 @@ def dagger_command(
         expert=expert, rounds=rounds, episodes_per_round=episodes_per_round, schedule=beta, beta_param=beta_param,
         updates_per_round=updates, eval_episodes=eval_episodes, workers=workers, store=store,
         scenario_given="game.scenario" in resolved.sources, max_steps=max_steps,
+        other_scenario=other_scenario,
     )
 
     def on_stage(text: str) -> None:

@@ -85,6 +85,8 @@ class DaggerPlan:
         store: the trajectory store (default ``settings.store_path()``).
         scenario_given: ``settings.game.scenario`` was chosen by the user.
         max_steps: cut episodes after this many tics (``None``: the scenario's limit).
+        other_scenario: correct a model on a scenario it was not trained on (refused otherwise: the rounds
+            would mix scenarios in its data and replace the active model).
     """
 
     expert: str
@@ -98,6 +100,7 @@ class DaggerPlan:
     store: Path | None = None
     scenario_given: bool = False
     max_steps: int | None = None
+    other_scenario: bool = False
 
 
 @dataclass
@@ -186,6 +189,13 @@ def dagger(
             "run `golem run train` first"
         )
     check_model(settings, registry, model)
+    trained_on = (read_metadata(model).get("data") or {}).get("scenarios") or []
+    if trained_on and scenario not in trained_on and not plan.other_scenario:
+        raise GolemError(
+            f"the active model {model} was trained on {', '.join(trained_on)}, not on {scenario!r} "
+            f"(expert {plan.expert!r}); DAgger would mix the scenarios and replace it: choose the model's expert, "
+            "or pass --other-scenario to correct it there on purpose"
+        )
     store_path = Path(plan.store) if plan.store is not None else settings.store_path()
     if not TrajectoryStore.exists(store_path):
         raise GolemError(f"no trajectory store at {store_path}; record behavioural-cloning data with `golem run record`")
