@@ -20,7 +20,9 @@ class Expert(ABC):
 
     Class attributes:
         name: component name (usually the scenario it plays, e.g. ``basic``).
-        scenarios: scenario names it is written for.
+        scenarios: scenario names it is written for; the first is the one it plays when none is given,
+            so it must be one the engine can start alone (not a multiplayer-only map such as ``cig``).
+        reference: whether it is the expert a scoreboard scores against (the random expert is not).
         settings_model: the expert's own settings section (a
             :class:`golem.settings.ComponentSettings` with a key under ``experts.``), or ``None``.
 
@@ -32,6 +34,7 @@ class Expert(ABC):
 
     name: ClassVar[str]
     scenarios: ClassVar[tuple[str, ...]]
+    reference: ClassVar[bool] = True
 
     settings_model: ClassVar[Any] = None
 

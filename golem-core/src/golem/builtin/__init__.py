@@ -21,10 +21,11 @@ def register_samplers(register) -> None:
 
 @hookimpl
 def register_experts(register) -> None:
-    from golem.builtin.experts import EXPERTS
+    from golem.builtin.experts import EXPERTS, RandomExpert
 
     for name, cls in EXPERTS.items():
         register(name, cls)
+    register(RandomExpert.name, RandomExpert)
 
 
 @hookimpl

@@ -64,8 +64,11 @@ ROLES = ("model", "random", "expert")
 
 
 def expert_for(registry: Registry, scenario: str) -> str | None:
-    """The name of a registered expert that plays ``scenario`` (its own namesake first), or ``None``."""
-    names = registry.names("experts")
+    """The name of a registered reference expert that plays ``scenario`` (its own namesake first), or ``None``.
+
+    Experts with ``reference = False`` (the random one) are never a scenario's expert on a scoreboard.
+    """
+    names = [n for n in registry.names("experts") if getattr(registry.get("experts", n).obj, "reference", True)]
     if scenario in names and expert_plays(registry.get("experts", scenario).obj, scenario):
         return scenario
     for name in names:

@@ -1,8 +1,8 @@
 """Built-in scripted experts, one per ViZDoom scenario, plus the random baseline.
 
 ``EXPERTS`` maps each expert's name (the scenario it plays) to its class; the
-core plugin registers every entry. :class:`RandomPolicy` is the comparison
-baseline and is deliberately not in ``EXPERTS``.
+core plugin registers every entry, and :class:`RandomExpert` as ``random``.
+:class:`RandomPolicy` is the comparison baseline; neither is in ``EXPERTS``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from golem.builtin.experts.health_gathering import HealthGatheringExpert
 from golem.builtin.experts.health_gathering_supreme import HealthGatheringSupremeExpert
 from golem.builtin.experts.my_way_home import MyWayHomeExpert
 from golem.builtin.experts.predict_position import PredictPositionExpert
-from golem.builtin.experts.random_policy import RandomPolicy
+from golem.builtin.experts.random_policy import RandomExpert, RandomPolicy
 from golem.builtin.experts.take_cover import TakeCoverExpert
 from golem.experts import Expert
 
@@ -47,6 +47,7 @@ __all__ = [
     "HealthGatheringSupremeExpert",
     "MyWayHomeExpert",
     "PredictPositionExpert",
+    "RandomExpert",
     "RandomPolicy",
     "TakeCoverExpert",
 ]

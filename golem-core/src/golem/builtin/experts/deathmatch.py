@@ -1,4 +1,4 @@
-"""Expert for deathmatch (``cig``, ``multi_duel``; ``deathmatch``'s monsters): arm, then fight what is on screen.
+"""Expert for deathmatch (``deathmatch``'s monsters, its own default; ``cig`` and ``multi_duel`` in a match): arm, then fight what is on screen.
 
 It fights only foes on screen: the engine's labels say which players and
 monsters are there, and where, sparing it the vision. Where the engine lists
@@ -67,7 +67,9 @@ class DeathmatchExpert(Expert):
     roams forward and turns away from walls it is stuck on."""
 
     name: ClassVar[str] = "deathmatch"
-    scenarios: ClassVar[tuple[str, ...]] = ("cig", "multi_duel", "deathmatch")
+    # the single-player map first: it is what `golem run record --expert deathmatch` plays without --scenario
+    # (cig and multi_duel start only inside a network game)
+    scenarios: ClassVar[tuple[str, ...]] = ("deathmatch", "cig", "multi_duel")
 
     def configure(self, game: Any) -> None:
         game.set_labels_buffer_enabled(True)
