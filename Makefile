@@ -18,7 +18,7 @@ $(STAMP): constraints.txt requirements-test.txt $(addsuffix /pyproject.toml,$(PA
 	@bash scripts/system-deps.sh
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --disable-pip-version-check -q -c constraints.txt \
-	    $(addprefix -e ,$(PACKAGES)) -r requirements-test.txt
+	    $(addprefix -e ,$(filter-out golem-core,$(PACKAGES))) -e 'golem-core[minari]' -r requirements-test.txt
 	@touch $(STAMP)
 
 demo: install

@@ -29,6 +29,8 @@ SourceOpt = Annotated[
 ]
 ScenarioOpt = Annotated[Optional[str], typer.Option("--scenario", help="Only episodes of this scenario.")]
 TagOpt = Annotated[Optional[list[str]], typer.Option("--tag", help="Only episodes with this tag. Repeatable.")]
+FORMATS = ("npz", "minari")
+FormatOpt = Annotated[str, typer.Option("--format", help=f"File format: {', '.join(FORMATS)}.")]
 
 
 def _settings(ctx: typer.Context) -> tuple[AppState, GolemSettings]:
@@ -186,6 +188,11 @@ def verify(
         raise typer.Exit(1)
 
 
+def _check_format(fmt: str) -> None:
+    if fmt not in FORMATS:
+        raise GolemError(f"--format {fmt!r} is not one of {', '.join(FORMATS)}")
+
+
 def _npz_files(paths: list[Path]) -> list[Path]:
     files: list[Path] = []
     for path in paths:
@@ -203,23 +210,27 @@ def _npz_files(paths: list[Path]) -> list[Path]:
 @app.command("import")
 def import_(
     ctx: typer.Context,
-    paths: Annotated[list[Path], typer.Argument(help=".npz files or folders holding them.")],
+    paths: Annotated[list[Path], typer.Argument(
+        help=".npz files or folders holding them; with --format minari, dataset ids (found in "
+        "$MINARI_DATASETS_PATH, else ~/.minari/datasets) or dataset folders.")],
     store: StoreOpt = None,
     source: Annotated[str, typer.Option("--source", help=f"Source of the episodes: {', '.join(SOURCES)}.")] = "human",
     tag: Annotated[Optional[list[str]], typer.Option("--tag", help="Tag every imported episode. Repeatable.")] = None,
     chunk_steps: Annotated[int, typer.Option("--chunk-steps", help="Steps per chunk when creating the store.")] = 64,
+    fmt: FormatOpt = "npz",
     as_json: JsonOpt = False,
 ) -> None:
-    """Import seed-layout .npz recordings (files named *recovery* become recovery episodes).
+    """Import seed-layout .npz recordings (files named *recovery* become recovery episodes), or Minari datasets.
 
     Every file is checked before anything is written, so a bad file leaves the store unchanged.
     Each array becomes what its sensor records with these settings: images are resized, and
     audio is resampled to brain.dsp.sample_rate in 4-tic windows (files that do not record
     their rate are taken to be at brain.dsp.legacy_sample_rate, 44100 Hz as the seeds recorded).
+    A Minari dataset's episodes keep the metadata Golem exported with them (docs/formats.md).
     """
     st, settings = _settings(ctx)
     _check_source(source)
-    files = _npz_files(paths)
+    _check_format(fmt)
     profile = settings.brain.profile
     options = ImportOptions(
         profile=profile, action_names=PROFILES[profile], sensors=tuple(settings.brain.sensors),
@@ -227,6 +238,10 @@ def import_(
         source=source, tags=tuple(tag or ()), settings=settings,
     )
     rules = array_rules(st.host.registry)
+    if fmt == "minari":
+        _import_minari(st, settings, paths, store, options, rules, chunk_steps, as_json)
+        return
+    files = _npz_files(paths)
     show = len(files) > 1 and not as_json
     with _progress(st, show) as progress:
         task = progress.add_task("checking", total=len(files))
@@ -249,20 +264,70 @@ def import_(
     st.out.print(f"imported {len(imported)} episode(s), {steps} steps into {target}")
 
 
+def _import_minari(
+    st: AppState, settings: GolemSettings, names: list[Path], store: Path | None, options: ImportOptions,
+    rules: dict, chunk_steps: int, as_json: bool,
+) -> None:
+    """``golem data import --format minari``: check every dataset, then write them."""
+    from golem.data.store.minari_format import check_minari, import_minari, open_minari
+
+    sources = [open_minari(name) for name in names]
+    for found in sources:
+        check_minari(found, options, rules)
+    target = _store_path(settings, store)
+    imported: list[dict[str, object]] = []
+    with TrajectoryStore.open_or_create(target, chunk_steps=chunk_steps) as opened:
+        for found in sources:
+            for episode_id in import_minari(opened, found, options, rules):
+                info = opened.get(episode_id)
+                imported.append({"dataset": found.name, "id": episode_id, "steps": info.length,
+                                 "source": info.meta.source})
+    if as_json:
+        st.out.print_json(json.dumps({"store": str(target), "imported": imported}))
+        return
+    steps = sum(int(row["steps"]) for row in imported)  # type: ignore[call-overload]
+    st.out.print(f"imported {len(imported)} episode(s), {steps} steps into {target}")
+
+
 @app.command("export")
 def export(
     ctx: typer.Context,
-    out_dir: Annotated[Path, typer.Argument(help="Folder to write episode-NNNNNN.npz files into.")],
+    out_dir: Annotated[Path, typer.Argument(
+        help="Folder to write episode-NNNNNN.npz files into; with --format minari, the dataset id "
+        "(namespace/name-vN, e.g. golem/basic/expert-v0).")],
     episode: Annotated[Optional[list[int]], typer.Option("--episode", "-e", help="Episode id. Repeatable.")] = None,
     store: StoreOpt = None,
     source: SourceOpt = None,
     scenario: ScenarioOpt = None,
     tag: TagOpt = None,
+    fmt: FormatOpt = "npz",
+    out: Annotated[Optional[Path], typer.Option(
+        "--out", help="With --format minari: the datasets folder (default $MINARI_DATASETS_PATH, "
+        "else ~/.minari/datasets).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Export episodes as .npz in the stored layout (re-importable bit for bit); default all."""
+    """Export episodes as .npz in the stored layout (re-importable bit for bit), or as a Minari dataset; default all."""
     st, settings = _settings(ctx)
     _check_source(source)
+    _check_format(fmt)
+    if out is not None and fmt != "minari":
+        raise GolemError("--out is for --format minari; .npz files go into the folder given as the argument")
+    if fmt == "minari":
+        from golem.data.store.minari_format import export_minari
+
+        with _open(settings, store) as opened:
+            infos = [opened.get(i) for i in episode] if episode else opened.episodes(
+                source=source, scenario=scenario, tags=tag)
+            if not infos:
+                raise GolemError(f"no episodes to export from {opened.path}")
+            done = export_minari(opened, infos, str(out_dir), array_rules(st.host.registry), out=out)
+        if as_json:
+            st.out.print_json(json.dumps({"dataset": done.dataset_id, "path": str(done.path),
+                                          "episodes": done.episodes, "steps": done.steps}))
+            return
+        st.out.print(f"exported {len(done.episodes)} episode(s), {done.steps} steps as Minari dataset "
+                     f"{done.dataset_id} in {done.path}")
+        return
     with _open(settings, store) as opened:
         if episode:
             infos = [opened.get(i) for i in episode]

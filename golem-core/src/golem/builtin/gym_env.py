@@ -3,10 +3,15 @@
 Observations are Golem's sensor steps (a ``Dict`` of one ``Box`` per sensor
 key, stored dtype and shape), actions the profile's buttons as ``MultiBinary``,
 so standard RL tools drive the same sensors the agent is trained on.
+
+:class:`ScenarioEnv` builds one from plain keyword arguments: it is the entry point of
+the ``Golem/<scenario>-v0`` ids that :mod:`golem.gym_registration` registers, so
+``gymnasium.make("Golem/defend_the_center-v0", sensors=["visual"], frame_skip=4)`` works.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,9 +19,11 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
+from golem.errors import GolemError
 from golem.profiles import PROFILES
 from golem.registry import Registry
 from golem.sensors import Sensor
+from golem.runtime.scenarios import scenario_spec
 from golem.runtime.session import Session
 from golem.settings import GolemSettings
 
@@ -64,6 +71,8 @@ class VizDoomEnv(gymnasium.Env):
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
+        if int(frame_skip) < 1:
+            raise GolemError(f"frame_skip must be at least 1 tic, got {frame_skip}")
         self.settings = settings
         chosen = list(settings.brain.sensors if sensors is None else sensors)
         names = [s for s in chosen if isinstance(s, str)]
@@ -116,6 +125,78 @@ class VizDoomEnv(gymnasium.Env):
         if self._session is not None:
             self._session.close()
             self._session = None
+
+
+class _EpisodeTimeout:
+    """Sets the engine's episode time-out (tics) before ``init()``, so the limit holds at any frame skip."""
+
+    def __init__(self, tics: int) -> None:
+        self.tics = int(tics)
+
+    def configure(self, game: Any) -> None:
+        game.set_episode_timeout(self.tics)
+
+
+@functools.lru_cache(maxsize=1)
+def _plugin_registry() -> Registry:
+    """The installed plugins' registry, loaded once per process (every env of a vector env shares it)."""
+    from golem.plugins import load_plugins
+
+    return load_plugins().registry
+
+
+class ScenarioEnv(VizDoomEnv):
+    """:class:`VizDoomEnv` from keyword arguments: the entry point of ``Golem/<scenario>-v0``.
+
+    Args:
+        scenario: a ViZDoom scenario name, or a ``.cfg``/``.wad`` path.
+        sensors: sensor names of the installed plugins (``["visual", "depth"]``); default
+            ``settings.brain.sensors`` (``["visual"]`` unless configured).
+        frame_skip: tics each :meth:`step` holds the action; default the scenario's
+            :attr:`golem.runtime.scenarios.ScenarioSpec.frame_skip`.
+        profile: the action profile (``basic``, ``fluid``, ``classic``); default ``settings.brain.profile``.
+        doom_map: map lump to play; default the scenario's.
+        max_tics: episode time-out in tics (1/35 s) set in the engine, which then reports it as
+            ``truncated``; default :attr:`ScenarioSpec.max_steps` for scenarios without a time-out of
+            their own, else the scenario's.
+        settings: base settings (a copy is changed); default :class:`GolemSettings` from the environment.
+        render_mode: ``None`` or ``"rgb_array"``.
+        **session_kwargs: passed to :class:`Session` (``extra_args``, ``resolution``, …).
+
+    Raises:
+        GolemError: unknown sensor, frame skip below 1 (unknown scenarios fail on the first reset).
+    """
+
+    def __init__(
+        self,
+        scenario: str = "basic",
+        sensors: Sequence[str] | None = None,
+        *,
+        frame_skip: int | None = None,
+        profile: str | None = None,
+        doom_map: str | None = None,
+        max_tics: int | None = None,
+        settings: GolemSettings | None = None,
+        render_mode: str | None = None,
+        **session_kwargs: Any,
+    ) -> None:
+        settings = settings.model_copy(deep=True) if settings is not None else GolemSettings()
+        settings.game.scenario = scenario
+        if doom_map is not None:
+            settings.game.doom_map = doom_map
+        if profile is not None:
+            settings.brain.profile = profile
+        spec = scenario_spec(scenario)
+        tics = max_tics if max_tics is not None else spec.max_steps
+        if tics is not None:
+            if int(tics) < 1:
+                raise GolemError(f"max_tics must be at least 1, got {tics}")
+            session_kwargs["configurers"] = (*session_kwargs.get("configurers", ()), _EpisodeTimeout(tics))
+        super().__init__(
+            settings, _plugin_registry(), None if sensors is None else list(sensors),
+            frame_skip=spec.frame_skip if frame_skip is None else frame_skip,
+            render_mode=render_mode, **session_kwargs,
+        )
 
 
 def make_vizdoom_env(settings: GolemSettings, registry: Registry, **kwargs: Any) -> gymnasium.Env:
