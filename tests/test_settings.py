@@ -84,6 +84,22 @@ def test_malformed_toml_is_one_line(tmp_path: Path):
         load_settings(environ={}, cwd=tmp_path)
 
 
+def test_toml_with_a_byte_order_mark_is_read(tmp_path: Path):
+    (tmp_path / "golem.toml").write_bytes(b"\xef\xbb\xbf[training]\nepochs = 7\n")
+    resolved = load_settings(environ={}, cwd=tmp_path)
+    assert resolved.settings.training.epochs == 7 and resolved.sources["training.epochs"].startswith("file ")
+
+
+def test_toml_not_in_utf8_is_one_line(golem_cli, tmp_path: Path):
+    (tmp_path / "golem.toml").write_bytes('[data]\nstore = "café"\n'.encode("latin-1"))
+    with pytest.raises(SettingsError, match="is not UTF-8 text"):
+        load_settings(environ={}, cwd=tmp_path)
+    proc = golem_cli(["config", "show"], cwd=tmp_path)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "not UTF-8" in lines[0], proc.stderr
+
+
 def test_parse_assignment():
     assert parse_assignment("training.epochs=3") == ("training.epochs", 3)
     assert parse_assignment("brain.sensors=['visual']") == ("brain.sensors", ["visual"])

@@ -304,15 +304,23 @@ def nest(dotted: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    """The TOML table of ``path``: UTF-8, with or without the byte-order mark editors on Windows write."""
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
+        raw = path.read_bytes()
     except FileNotFoundError:
         raise SettingsError(f"config file not found: {path}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise SettingsError(f"config file {path} is not valid TOML: {exc}") from None
     except OSError as exc:
         raise SettingsError(f"cannot read config file {path}: {exc.strerror}") from None
+    try:
+        text = raw.decode("utf-8-sig")  # TOML is UTF-8; "-sig" drops a leading BOM
+    except UnicodeDecodeError as exc:
+        raise SettingsError(
+            f"config file {path} is not UTF-8 text (byte {exc.start}); save it as UTF-8"
+        ) from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingsError(f"config file {path} is not valid TOML: {exc}") from None
 
 
 class _MappingEnvSource(EnvSettingsSource):
