@@ -12,7 +12,7 @@ from safetensors.torch import save_file
 from torch import nn
 
 from golem import hookimpl
-from golem.learning.checkpoints import load_checkpoint, read_metadata, rebuild_model, restore, save_checkpoint
+from golem.learning.checkpoints import CHECKPOINT_FORMAT, load_checkpoint, read_metadata, rebuild_model, restore, save_checkpoint
 from golem.errors import GolemError
 from golem.learning.modelspec import ModelSpec
 from golem.plugins import load_plugins
@@ -107,7 +107,7 @@ def test_round_trip(saved):
     assert meta["metrics"] == {"val_loss": 0.25, "f1": [0.5, 0.75, 1.0]}
     assert meta["data_fingerprint"] == "sha256:abc"
     assert meta["settings"]["brain"]["model"] == "cfc"
-    assert meta["format"] == 1 and isinstance(meta["version"], str)
+    assert meta["format"] == CHECKPOINT_FORMAT and isinstance(meta["version"], str)
     assert read_metadata(path) == meta
 
 
@@ -233,3 +233,82 @@ def test_safetensors_without_golem_metadata(tmp_path):
     path = tmp_path / "plain.safetensors"
     save_file({"w": torch.zeros(2)}, str(path), metadata={"format": "pt"})
     _one_line_error(path, "no Golem metadata")
+
+
+# --- header hash, finite weights, stale temporary files --------------------------------
+
+
+def _rewrite_metadata(path: Path, **changes: str) -> None:
+    """Change ``golem.*`` header entries in place, keeping the file a valid safetensors file."""
+    blob = path.read_bytes()
+    size = int.from_bytes(blob[:8], "little")
+    header = json.loads(blob[8 : 8 + size])
+    header["__metadata__"].update({f"golem.{k}": v for k, v in changes.items()})
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    path.write_bytes(len(text).to_bytes(8, "little") + text + blob[8 + size :])
+
+
+def test_changed_metadata_does_not_match_its_hash(saved):
+    path, _, _ = saved
+    _rewrite_metadata(path, scenario=json.dumps("../evil/x.cfg"))
+    with pytest.raises(GolemError, match="metadata does not match the recorded SHA-256"):
+        read_metadata(path)
+    _one_line_error(path, "metadata does not match")
+
+
+def test_a_current_format_without_a_header_hash_is_refused(saved):
+    path, _, _ = saved
+    blob = path.read_bytes()
+    size = int.from_bytes(blob[:8], "little")
+    header = json.loads(blob[8 : 8 + size])
+    del header["__metadata__"]["golem.header_sha256"]
+    text = json.dumps(header).encode()
+    path.write_bytes(len(text).to_bytes(8, "little") + text + blob[8 + size :])
+    _one_line_error(path, "no golem.header_sha256")
+
+
+def test_a_format_1_file_without_a_header_hash_is_still_read(saved):
+    path, model, _ = saved
+    blob = path.read_bytes()
+    size = int.from_bytes(blob[:8], "little")
+    header = json.loads(blob[8 : 8 + size])
+    del header["__metadata__"]["golem.header_sha256"]
+    header["__metadata__"]["golem.format"] = "1"
+    text = json.dumps(header).encode()
+    path.write_bytes(len(text).to_bytes(8, "little") + text + blob[8 + size :])
+    state, meta = load_checkpoint(path)
+    assert meta["format"] == 1 and state.keys() == model.state_dict().keys()
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_non_finite_weights_are_refused(tmp_path, registry, value):
+    spec = make_spec()
+    model = TinyNet(spec)
+    with torch.no_grad():
+        model.head.bias[1] = value
+    path = save_checkpoint(tmp_path / "m.safetensors", model, spec.to_metadata())
+    _one_line_error(path, "non-finite weights \\(NaN or Inf\\) in head.bias")
+    with pytest.raises(GolemError, match="non-finite"):
+        restore(path, registry)
+
+
+def test_a_killed_writers_temp_file_is_removed_by_the_next_write(saved):
+    import os
+    import subprocess
+    import sys
+
+    path, model, spec = saved
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead_pid = int(dead.stdout)
+    stale = path.parent / f".{path.name}.golem-{dead_pid}-abcd1234.tmp"
+    live = path.parent / f".{path.name}.golem-{os.getppid()}-efgh5678.tmp"
+    old_style = path.parent / f".{path.name}.k2j4h5g6.tmp"
+    for temp in (stale, live, old_style):
+        temp.write_bytes(b"half a checkpoint")
+    day = 2 * 3600
+    os.utime(old_style, (os.path.getmtime(old_style) - day, os.path.getmtime(old_style) - day))
+    save_checkpoint(path, model, spec.to_metadata())
+    assert not stale.exists() and not old_style.exists()
+    assert live.exists()  # its writer (our parent) is alive
+

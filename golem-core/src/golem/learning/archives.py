@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from golem.atomic import atomic_write
+from golem.atomic import atomic_write, clean_stale_temps
 from golem.data.store.schema import utc_now
-from golem.learning.checkpoints import Restored, load_checkpoint, read_metadata, restore, save_checkpoint
+from golem.learning.checkpoints import RESERVED, Restored, load_checkpoint, read_metadata, restore, save_checkpoint
 from golem.errors import GolemError
 
 if TYPE_CHECKING:
@@ -101,7 +101,7 @@ def save_retuned(
     """
     state, metadata = load_checkpoint(source)
     spec_meta = metadata["spec"]
-    extra = {k: v for k, v in metadata.items() if k not in ("format", "version", "spec", "sha256")}
+    extra = {k: v for k, v in metadata.items() if k not in RESERVED}
     extra["thresholds"] = {name: float(v) for name, v in thresholds.items()}
     extra["tuned_by_play"] = {**dict(record), "source": Path(source).name, "trained": metadata.get("created")}
     extra["created"] = utc_now()
@@ -266,6 +266,7 @@ def list_archives(settings: GolemSettings, profile: str | None = None) -> list[A
     Args:
         profile: only this profile (default: every profile folder found).
 
+    Temporary files of killed writes are removed first (:func:`golem.atomic.clean_stale_temps`).
     An archive whose tensor hash equals the active model's is marked ``active``,
     provided the active file is whole (read and checked against its SHA-256): a
     damaged active model marks nothing. Unreadable files are listed with
@@ -273,6 +274,8 @@ def list_archives(settings: GolemSettings, profile: str | None = None) -> list[A
     """
     out: list[ArchiveEntry] = []
     for folder in _profile_folders(settings, profile):
+        for place in (folder, folder / ARCHIVE):  # temporary files a killed training run left
+            clean_stale_temps(place)
         active_sha = None
         if (folder / ACTIVE).is_file():
             try:

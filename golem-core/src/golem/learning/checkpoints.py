@@ -7,8 +7,13 @@ A checkpoint holds the model's tensors plus string metadata (JSON values):
 * ``golem.spec`` — :meth:`golem.learning.modelspec.ModelSpec.to_metadata` (model name,
   sensors, profile, action names, sizes, DSP settings);
 * ``golem.sha256`` — SHA-256 of the tensor data section, checked on load;
+* ``golem.header_sha256`` — SHA-256 of the rest of the header (every other metadata
+  entry, each tensor's dtype, shape and offsets), checked whenever the metadata is
+  read (format 2 on; format-1 files have none and are read without it);
 * ``golem.<key>`` — each entry of ``extra`` (training settings, metrics, data
   fingerprint, …).
+
+Weights that are not finite (NaN, ±Inf) are refused on load even when the hashes match.
 
 :func:`rebuild_model` rebuilds the network from that metadata alone, looking the
 model builder and sensor classes up by name in a registry. No pickle is read or
@@ -42,9 +47,15 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger("golem.learning.checkpoints")
 
-#: Layout version of the metadata written by :func:`save_checkpoint`.
-CHECKPOINT_FORMAT = 1
+#: Layout version of the metadata written by :func:`save_checkpoint` (2: with ``golem.header_sha256``).
+CHECKPOINT_FORMAT = 2
+#: The first format whose files must carry ``golem.header_sha256``.
+HEADER_HASH_FORMAT = 2
 PREFIX = "golem."
+#: Metadata keys :func:`save_checkpoint` computes itself; ``extra`` may not use them.
+RESERVED = ("format", "version", "spec", "sha256", "header_sha256")
+#: Largest safetensors header Golem reads, in bytes (a checkpoint's is a few kB).
+MAX_HEADER_BYTES = 100 * 1024 * 1024
 SUFFIX = ".safetensors"
 
 
@@ -104,12 +115,14 @@ def save_checkpoint(
         f"{PREFIX}spec": _dumps("spec", spec_meta),
     }
     for key, value in (extra or {}).items():
-        if f"{PREFIX}{key}" in metadata or key == "sha256":
+        if key in RESERVED:
             raise GolemError(f"checkpoint metadata key {key!r} is reserved")
         metadata[f"{PREFIX}{key}"] = _dumps(key, value)
     tensors = _tensors(model)
-    # The data section does not depend on the metadata, so hash it from a first pass.
-    metadata[f"{PREFIX}sha256"] = hashlib.sha256(_data_section(save_bytes(tensors, metadata=metadata))).hexdigest()
+    # The data section and the tensors' offsets do not depend on the metadata, so hash them from a first pass.
+    first = save_bytes(tensors, metadata=metadata)
+    metadata[f"{PREFIX}sha256"] = hashlib.sha256(_data_section(first)).hexdigest()
+    metadata[f"{PREFIX}header_sha256"] = _header_hash(_header(save_bytes(tensors, metadata=metadata)))
     blob = save_bytes(tensors, metadata=metadata)
     try:
         with atomic_write(path) as fh:
@@ -130,26 +143,39 @@ def _dumps(key: str, value: Any) -> str:
 def read_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The decoded Golem metadata of a checkpoint, without reading its tensors.
 
-    Returns ``{"format": int, "version": str, "spec": {...}, <extra keys>: ...}``.
+    Returns ``{"format": int, "version": str, "spec": {...}, <extra keys>: ...}``. The header's
+    ``golem.header_sha256`` is checked (the tensor data is not read).
 
     Raises:
-        GolemError: missing, unreadable, corrupt or truncated file, or no Golem metadata.
+        GolemError: missing, unreadable, corrupt or truncated file, no Golem metadata, or
+            metadata that does not match its recorded hash.
     """
     path = Path(path)
     _check_exists(path)
     try:
         with safe_open(str(path), framework="pt") as fh:
-            raw = fh.metadata() or {}
+            fh.metadata()
+        with path.open("rb") as fh:
+            size = int.from_bytes(fh.read(8), "little")
+            if size > MAX_HEADER_BYTES:
+                raise ValueError(f"header of {size} bytes")
+            header = json.loads(fh.read(size))
     except Exception as exc:  # safetensors raises its own error types for bad headers
         raise _corrupt(path, exc) from None
-    return _decode(path, raw)
+    return _checked(path, header)
 
 
-def load_checkpoint(path: str | os.PathLike[str]) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+def load_checkpoint(
+    path: str | os.PathLike[str], *, finite: bool = True
+) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
     """``(state_dict, metadata)`` of a checkpoint; tensors on the CPU, metadata decoded as in :func:`read_metadata`.
 
+    Both recorded hashes are checked (tensor data, and header from format 2), and with ``finite``
+    every floating-point tensor must hold only finite values.
+
     Raises:
-        GolemError: missing, unreadable, corrupt or truncated file, or no Golem metadata.
+        GolemError: missing, unreadable, corrupt or truncated file, no Golem metadata, a hash
+            that does not match, or NaN/Inf weights (with ``finite``).
     """
     path = Path(path)
     _check_exists(path)
@@ -159,21 +185,45 @@ def load_checkpoint(path: str | os.PathLike[str]) -> tuple[dict[str, torch.Tenso
         raise GolemError(f"cannot read checkpoint {path}: {exc.strerror or exc}") from None
     try:
         state = load_bytes(blob)
-        raw = _header_metadata(blob)
+        header = _header(blob)
     except Exception as exc:
         raise _corrupt(path, exc) from None
-    metadata = _decode(path, raw)
-    expected = raw.get(f"{PREFIX}sha256")
-    if expected is not None and hashlib.sha256(_data_section(blob)).hexdigest() != expected:
+    metadata = _checked(path, header)
+    expected = metadata.get("sha256")
+    if expected is None:
+        raise GolemError(f"checkpoint {path} has no recorded SHA-256 of its tensors (golem.sha256); it cannot be checked")
+    if hashlib.sha256(_data_section(blob)).hexdigest() != expected:
         raise GolemError(f"checkpoint {path} is corrupt: its tensor data does not match the recorded SHA-256")
+    if finite:
+        for name, tensor in state.items():
+            if (tensor.is_floating_point() or tensor.is_complex()) and not bool(torch.isfinite(tensor).all()):
+                raise GolemError(f"checkpoint {path} has non-finite weights (NaN or Inf) in {name}; it cannot be used")
     return state, metadata
 
 
-def _header_metadata(blob: bytes) -> dict[str, str]:
-    """The ``__metadata__`` of a safetensors byte string (8-byte little-endian header size, then JSON)."""
+def _header(blob: bytes) -> dict[str, Any]:
+    """The JSON header of a safetensors byte string (8-byte little-endian header size, then JSON)."""
     size = int.from_bytes(blob[:8], "little")
-    header = json.loads(blob[8 : 8 + size])
-    return dict(header.get("__metadata__") or {})
+    return dict(json.loads(blob[8 : 8 + size]))
+
+
+def _header_hash(header: Mapping[str, Any]) -> str:
+    """SHA-256 (hex) of a safetensors header without its ``golem.header_sha256`` entry, keys sorted."""
+    meta = {k: v for k, v in (header.get("__metadata__") or {}).items() if k != f"{PREFIX}header_sha256"}
+    canonical = {**{k: v for k, v in header.items() if k != "__metadata__"}, "__metadata__": meta}
+    return hashlib.sha256(json.dumps(canonical, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def _checked(path: Path, header: Mapping[str, Any]) -> dict[str, Any]:
+    """The decoded metadata of ``header``, its ``golem.header_sha256`` checked (required from format 2)."""
+    raw = dict(header.get("__metadata__") or {})
+    metadata = _decode(path, raw)
+    expected = raw.get(f"{PREFIX}header_sha256")
+    if expected is None and int(metadata.get("format", 1)) >= HEADER_HASH_FORMAT:
+        raise GolemError(f"checkpoint {path} has format {metadata.get('format')} but no golem.header_sha256; it was altered")
+    if expected is not None and _header_hash(header) != expected:
+        raise GolemError(f"checkpoint {path} is corrupt: its metadata does not match the recorded SHA-256")
+    return metadata
 
 
 def _data_section(blob: bytes) -> bytes:
@@ -199,7 +249,7 @@ def _decode(path: Path, raw: Mapping[str, str]) -> dict[str, Any]:
         if not key.startswith(PREFIX):
             continue
         name = key[len(PREFIX) :]
-        if name in ("version", "sha256"):
+        if name in ("version", "sha256", "header_sha256"):
             out[name] = value
             continue
         try:

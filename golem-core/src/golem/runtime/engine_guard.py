@@ -7,14 +7,21 @@ tells it the engine's pid through a pipe, and when that pipe closes — because
 we closed it, or because the kernel did when our process died — the watchdog
 SIGKILLs every engine pid it was told about that is still a ``vizdoom``
 process. A normal :meth:`EngineGuard.release` first tells it to forget them.
+
+An engine that dies inside ``init()`` (a damaged map) takes the Python process
+with it (SIGSEGV). :func:`probe_start` therefore starts a map Golem has not
+seen start in a throw-away child process first, so that death becomes one line.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
+import sys
 import time
+from collections.abc import Mapping
 
 import structlog
 
@@ -34,6 +41,93 @@ for p in $pids; do
   if [ "$(cat /proc/$p/comm 2>/dev/null)" = "vizdoom" ]; then kill -9 "$p" 2>/dev/null; fi
 done
 """
+
+
+# The child of :func:`probe_start`: start the engine on the given scenario, play a few tics, close.
+_PROBE = r"""
+import json, sys
+import vizdoom as vzd
+spec = json.loads(sys.argv[1])
+game = vzd.DoomGame()
+if spec.get("config") and not game.load_config(spec["config"]):
+    sys.exit("cannot load config")
+if spec.get("wad"):
+    game.set_doom_scenario_path(spec["wad"])
+if spec.get("iwad"):
+    game.set_doom_game_path(spec["iwad"])
+if spec.get("map"):
+    game.set_doom_map(spec["map"])
+game.set_window_visible(False)
+game.set_sound_enabled(False)
+game.set_audio_buffer_enabled(False)
+game.set_screen_resolution(vzd.ScreenResolution.RES_160X120)
+game.set_mode(vzd.Mode.PLAYER)
+try:
+    game.init()
+    game.advance_action(2)
+    game.new_episode()
+    game.advance_action(2)
+except Exception as exc:
+    sys.exit("error: " + (str(exc).strip().splitlines() or [type(exc).__name__])[0])
+finally:
+    game.close()
+"""
+
+#: Scenarios already probed in this process (their :func:`probe_start` ``key``).
+_PROBED: set[str] = set()
+
+
+def probe_start(spec: Mapping[str, str | None], what: str, timeout: float, key: str | None = None) -> None:
+    """Start the engine on ``spec`` in a child process and fail with one line if it dies, errs or hangs.
+
+    Args:
+        spec: ``config`` (a ``.cfg`` path), ``wad`` (scenario WAD), ``iwad``, ``map`` — each optional.
+        what: the scenario as named in the message (the WAD's path).
+        timeout: seconds the child may take (engine start, a few tics, a new episode).
+        key: identifies what was probed (the files' identity); a key probed before in this
+            process is not probed again.
+
+    Raises:
+        GolemError: the engine crashed (signal), reported an error, or did not finish within ``timeout``.
+    """
+    from golem.errors import GolemError
+
+    if key is not None and key in _PROBED:
+        return
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _PROBE, json.dumps(dict(spec))],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        start_new_session=True,  # its engine shares its process group, killed with it below
+    )
+    try:
+        _, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc.pid)
+        proc.communicate()
+        raise GolemError(f"ViZDoom engine did not start {what} within {timeout:g}s; the map is damaged or unplayable") from None
+    finally:
+        _kill_group(proc.pid)
+    seconds = round(time.monotonic() - started, 3)
+    if proc.returncode < 0:
+        name = signal.Signals(-proc.returncode).name if -proc.returncode in signal.valid_signals() else str(-proc.returncode)
+        log.info("engine_probe_crashed", scenario=what, signal=name, seconds=seconds)
+        raise GolemError(f"ViZDoom engine crashed ({name}) loading {what}: the map is damaged or not playable alone")
+    if proc.returncode != 0:
+        lines = [line for line in err.decode(errors="replace").splitlines() if line.strip()]
+        detail = next((line for line in reversed(lines) if line.startswith("error: ")), lines[-1] if lines else "")
+        raise GolemError(f"ViZDoom engine failed to start {what}: {detail.removeprefix('error: ') or f'exit {proc.returncode}'}")
+    log.debug("engine_probe_ok", scenario=what, seconds=seconds)
+    if key is not None:
+        _PROBED.add(key)
+
+
+def _kill_group(pgid: int) -> None:
+    """SIGKILL every process left in process group ``pgid`` (a probe child and its engine)."""
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def _stat_fields(pid: int) -> list[str] | None:

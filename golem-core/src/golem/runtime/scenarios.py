@@ -1,7 +1,14 @@
 """Scenario resolution: a ViZDoom scenario name, a ``.cfg`` path, or a ``.wad`` path + map.
 
 Every WAD is validated (:mod:`golem.runtime.wad`) before the engine loads it, because
-the engine crashes or hangs on malformed maps.
+the engine crashes or hangs on malformed maps, and so is the map a config starts
+(the engine waits forever for a map its WADs lack).
+
+A ``.cfg`` is read as the engine reads it (:func:`read_config`) and checked
+(:func:`check_config`): only the keys of :data:`CONFIG_KEYS` are accepted, and its
+``game_args`` only the engine arguments of :data:`ENGINE_CVARS` / :data:`ENGINE_FLAGS`
+(:func:`check_game_args`), so a scenario file cannot run a program, make the engine
+write files or load unchecked WADs. ``docs/safety.md`` lists the accepted set.
 """
 
 from __future__ import annotations
@@ -11,10 +18,49 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from golem.errors import GolemError
-from golem.runtime.wad import read_wad
+from golem.runtime.wad import WadDirectory, check_map_file, read_wad
 
-#: The map used when a WAD is given without a map name (else the WAD's first map).
+#: The map used when a WAD is given without a map name (else the WAD's first map), and the
+#: engine's own default when a config names none.
 DEFAULT_WAD_MAP = "MAP01"
+
+#: The ``.cfg`` keys Golem accepts (ViZDoom 1.3.2 reads each as ``snake_case`` or ``camelCase``, any case).
+#: Left out: ``vizdoom_path`` (the engine program to run) and ``doom_config_path`` (a file the engine writes).
+CONFIG_KEYS = frozenset({
+    "doom_game_path", "doom_scenario_path", "doom_map", "doom_skill", "seed", "episode_start_time",
+    "episode_timeout", "game_args", "mode", "ticrate", "console_enabled", "sound_enabled", "window_visible",
+    "screen_resolution", "screen_format", "available_buttons", "available_game_variables", "button_max_value",
+    "depth_buffer_enabled", "labels_buffer_enabled", "automap_buffer_enabled", "audio_buffer_enabled",
+    "audio_buffer_size", "audio_sampling_rate", "notifications_buffer_enabled", "notifications_buffer_size",
+    "objects_info_enabled", "sectors_info_enabled", "automap_mode", "automap_rotate", "automap_render_textures",
+    "automap_render_objects_as_sprites", "render_hud", "render_minimal_hud", "render_weapon", "render_crosshair",
+    "render_decals", "render_particles", "render_effects_sprites", "effects_sprites", "render_messages",
+    "render_corpses", "render_screen_flashes", "render_all_frames", "living_reward", "death_penalty",
+    "death_reward", "map_exit_reward", "kill_reward", "secret_reward", "item_reward", "frag_reward",
+    "hit_reward", "hit_taken_reward", "hit_taken_penalty", "damage_made_reward", "damage_taken_reward",
+    "damage_taken_penalty", "health_reward", "armor_reward",
+})
+#: Config keys refused, with the reason given to the user.
+REFUSED_CONFIG_KEYS = {
+    "vizdoom_path": "it names the engine program to run",
+    "doom_config_path": "it names a file the engine writes",
+}
+#: List-valued config keys: the value is ``{ ... }``, possibly over several lines.
+LIST_CONFIG_KEYS = frozenset({"available_buttons", "available_game_variables"})
+
+#: Engine console variables a config's ``game_args`` may set, as ``+name value`` (one plain value each):
+#: game rules only (no console commands, no file names).
+ENGINE_CVARS = frozenset({
+    "sv_noautoaim", "sv_forcerespawn", "sv_respawnprotect", "sv_spawnfarthest", "sv_nocrouch", "sv_nojump",
+    "sv_nofreelook", "sv_infiniteammo", "sv_nomonsters", "sv_fastmonsters", "sv_losefrag", "sv_noexit",
+    "sv_samelevel", "sv_weaponstay", "sv_itemrespawn", "sv_respawnsuper", "sv_noweaponspawn", "sv_fastweapons",
+    "timelimit", "fraglimit", "teamplay", "deathmatch", "skill", "dmflags", "dmflags2", "freelook", "cl_run",
+    "viz_respawn_delay", "viz_nocheat", "snd_efx",
+})
+#: Engine flags a config's ``game_args`` may give, as ``-name`` followed by this many plain values.
+ENGINE_FLAGS = {"deathmatch": 0, "altdeath": 0, "nomonsters": 0, "fast": 0, "respawn": 0, "skill": 1, "timer": 1}
+#: What a value in ``game_args`` may look like: a number or a plain word (no ``;``, quotes or paths).
+_PLAIN_VALUE = re.compile(r"-?[A-Za-z0-9_.]+")
 
 
 def scenarios_dir() -> Path:
@@ -145,15 +191,150 @@ class Scenario:
     doom_map: str | None
 
 
+@dataclass(frozen=True)
+class ConfigEntry:
+    """One ``key = value`` (or ``key += value``) entry of a ViZDoom config.
+
+    Attributes:
+        key: the key as Golem names it (``doom_map``); an unknown key is kept lower-cased as written.
+        value: the value as written, trimmed (a list key's ``{ ... }`` joined on one line).
+        append: written with ``+=``.
+        line: the 1-based line number it starts on.
+    """
+
+    key: str
+    value: str
+    append: bool
+    line: int
+
+
+def _key_name(raw: str) -> str:
+    """``raw`` as a :data:`CONFIG_KEYS` name when it is one in any spelling the engine takes (``doomMap``)."""
+    squeezed = re.sub(r"[\s_]", "", raw.lower())
+    known = {k.replace("_", ""): k for k in (*CONFIG_KEYS, *REFUSED_CONFIG_KEYS)}
+    return known.get(squeezed, " ".join(raw.lower().split()))
+
+
+def read_config(config: Path) -> list[ConfigEntry]:
+    """The entries of a ViZDoom config, parsed as ViZDoom 1.3.2's loader parses them.
+
+    A line whose first non-blank character is ``#`` is a comment (a ``#`` later on a line is
+    part of the value, as the engine reads it); ``+=`` is looked for before ``=``; a list key's
+    value runs from ``{`` to the line that ends with ``}``.
+
+    Raises:
+        GolemError: the file cannot be read.
+    """
+    try:
+        lines = config.read_text(errors="replace").splitlines()
+    except OSError as exc:
+        raise GolemError(f"cannot read scenario config {config}: {exc.strerror}") from None
+    entries: list[ConfigEntry] = []
+    i = 0
+    while i < len(lines):
+        number, line = i + 1, " ".join(lines[i].split())
+        i += 1
+        if not line or line.startswith("#"):
+            continue
+        if "+=" in line:
+            raw_key, value, append = *line.split("+=", 1), True
+        elif "=" in line:
+            raw_key, value, append = *line.split("=", 1), False
+        else:
+            continue
+        key, value = _key_name(raw_key.strip()), value.strip()
+        if key in LIST_CONFIG_KEYS:
+            while not value and i < len(lines):
+                value = " ".join(lines[i].split())
+                value = "" if value.startswith("#") else value
+                i += 1
+            if value.startswith("{"):
+                while not value.endswith("}") and i < len(lines):
+                    more = " ".join(lines[i].split())
+                    i += 1
+                    if more and not more.startswith("#"):
+                        value += " " + more
+        entries.append(ConfigEntry(key=key, value=value, append=append, line=number))
+    return entries
+
+
 def _config_value(config: Path, key: str) -> str | None:
     """A ``key = value`` entry of a ViZDoom config (last one wins), or ``None``."""
     value = None
-    pattern = re.compile(rf"^\s*{re.escape(key)}\s*=\s*(\S+)", re.IGNORECASE)
-    for line in config.read_text(errors="replace").splitlines():
-        match = pattern.match(line.split("#", 1)[0])
-        if match:
-            value = match.group(1)
+    for entry in read_config(config):
+        if entry.key == key and not entry.append and entry.value:
+            value = entry.value
     return value
+
+
+def check_game_args(args: str, source: str) -> None:
+    """Refuse engine arguments outside :data:`ENGINE_CVARS` / :data:`ENGINE_FLAGS`.
+
+    Args:
+        args: the arguments as one string (``"+sv_noautoaim 1 -fast"``).
+        source: what they came from, for the message (a config's path).
+
+    Raises:
+        GolemError: one line naming the first refused argument.
+    """
+    tokens = args.split()
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        name = token[1:].lower()
+        if token[:1] == "+" and name in ENGINE_CVARS:
+            wanted = 1
+        elif token[:1] == "-" and name in ENGINE_FLAGS:
+            wanted = ENGINE_FLAGS[name]
+        else:
+            raise GolemError(
+                f"{source}: engine argument {token!r} is not allowed in a scenario file "
+                "(allowed: game-rule settings listed in docs/safety.md)"
+            )
+        values = tokens[i + 1 : i + 1 + wanted]
+        if len(values) != wanted or not all(_PLAIN_VALUE.fullmatch(v) for v in values):
+            raise GolemError(f"{source}: engine argument {token} needs {wanted} plain value(s), got {' '.join(values) or 'none'!s}")
+        i += 1 + wanted
+
+
+def check_config(config: Path) -> list[ConfigEntry]:
+    """Read ``config`` and refuse what Golem does not accept from a file; return its entries.
+
+    Raises:
+        GolemError: one line naming the file, the line and the key or argument refused.
+    """
+    entries = read_config(config)
+    for entry in entries:
+        where = f"scenario config {config} line {entry.line}"
+        if entry.key in REFUSED_CONFIG_KEYS:
+            raise GolemError(f"{where}: key {entry.key} is not allowed ({REFUSED_CONFIG_KEYS[entry.key]})")
+        if entry.key not in CONFIG_KEYS:
+            raise GolemError(f"{where}: unknown key {entry.key!r} (the keys Golem accepts are listed in docs/safety.md)")
+        if entry.key == "game_args":
+            check_game_args(entry.value, where)
+    return entries
+
+
+def is_scenario_name(value: str) -> bool:
+    """Whether ``value`` is the name of a scenario ViZDoom ships (``basic``), not a path."""
+    return "/" not in value and "\\" not in value and not value.lower().endswith((".cfg", ".wad")) and value in known_scenarios()
+
+
+def checkpoint_scenario(value: str, checkpoint: Path | str) -> str:
+    """The scenario a checkpoint's metadata names, if it is a shipped scenario's name.
+
+    A path in a checkpoint is refused: a downloaded checkpoint must not choose which file
+    the engine loads. The user can pass that path on the command line instead.
+
+    Raises:
+        GolemError: ``value`` is not a shipped scenario name (one line).
+    """
+    if is_scenario_name(value):
+        return value
+    raise GolemError(
+        f"checkpoint {checkpoint} names scenario {value!r}, which is not a shipped scenario name; "
+        f"a checkpoint may only name one (e.g. basic): pass --scenario {value} to use that file"
+    )
 
 
 def iwad_path(config: Path | None = None, doom_map: str | None = None) -> Path | None:
@@ -174,8 +355,23 @@ def iwad_path(config: Path | None = None, doom_map: str | None = None) -> Path |
     return next((p for p in candidates if p.is_file()), None)
 
 
+def _check_map(sources: list[tuple[Path, WadDirectory]], doom_map: str, name: str) -> None:
+    """Validate ``doom_map`` in the first of ``sources`` that has it (as the engine looks it up).
+
+    Raises:
+        GolemError: no source has the map, or its lumps are damaged.
+    """
+    for path, wad in sources:
+        if doom_map in {lump.name for lump in wad.lumps}:
+            wad.validate_map(doom_map)
+            check_map_file(path, doom_map, wad)
+            return
+    known = sorted({m for _, wad in sources for m in wad.maps()})
+    raise GolemError(f"map {doom_map} not found for scenario {name} (maps: {', '.join(known) or 'none'})")
+
+
 def resolve_scenario(scenario: str, doom_map: str | None = None) -> Scenario:
-    """Resolve ``scenario`` and check its WAD and map before any engine starts.
+    """Resolve ``scenario`` and check its config, WAD and map before any engine starts.
 
     Args:
         scenario: a ViZDoom scenario name (see :func:`known_scenarios`), a path
@@ -184,8 +380,9 @@ def resolve_scenario(scenario: str, doom_map: str | None = None) -> Scenario:
             to ``MAP01`` (or the WAD's first map), for a config to the config's.
 
     Raises:
-        GolemError: unknown name (listing the known ones), missing file, or an
-            invalid WAD/map — one line.
+        GolemError: unknown name (listing the known ones), missing file, a config key or
+            engine argument Golem does not accept (:func:`check_config`), or an invalid
+            WAD/map — one line.
     """
     lower = scenario.lower()
     if lower.endswith(".wad"):
@@ -194,6 +391,7 @@ def resolve_scenario(scenario: str, doom_map: str | None = None) -> Scenario:
         maps = wad.maps()
         chosen = (doom_map or (DEFAULT_WAD_MAP if DEFAULT_WAD_MAP in maps or not maps else maps[0])).upper()
         wad.validate_map(chosen)
+        check_map_file(wad_path, chosen, wad)
         return Scenario(name=wad_path.stem, config=None, wad=wad_path.resolve(), doom_map=chosen)
     if lower.endswith(".cfg") or "/" in scenario:
         config = Path(scenario).expanduser()
@@ -206,6 +404,7 @@ def resolve_scenario(scenario: str, doom_map: str | None = None) -> Scenario:
             raise GolemError(f"unknown scenario {scenario!r}; known: {', '.join(known_scenarios())} (or a .cfg/.wad path)")
         name = scenario
     config = config.resolve()
+    check_config(config)
     wad_entry = _config_value(config, "doom_scenario_path")
     wad_path = None
     if wad_entry:
@@ -216,17 +415,18 @@ def resolve_scenario(scenario: str, doom_map: str | None = None) -> Scenario:
             raise GolemError(f"scenario {name}: WAD {wad_path} named by {config.name} not found")
     chosen = doom_map.upper() if doom_map else None
     check_map = chosen or (_config_value(config, "doom_map") or DEFAULT_WAD_MAP).upper()
-    sources = [read_wad(wad_path)] if wad_path is not None else []
-    iwad = iwad_path(config, check_map) if chosen else None
+    sources = [(wad_path, read_wad(wad_path))] if wad_path is not None else []
+    iwad = iwad_path(config, check_map)
     if iwad is not None:
         # A map missing from the scenario WAD is looked up in the IWAD, as the engine does.
-        sources.append(read_wad(iwad))
-    for wad in sources:
-        if check_map in {lump.name for lump in wad.lumps}:
-            wad.validate_map(check_map)
-            break
-    else:
-        if chosen and sources:
-            known = sorted({m for wad in sources for m in wad.maps()})
-            raise GolemError(f"map {chosen} not found for scenario {name} (maps: {', '.join(known) or 'none'})")
+        sources.append((iwad, read_wad(iwad)))
+    if not chosen and not _config_value(config, "doom_map") and sources:
+        # The engine starts MAP01 when a config names no map and waits forever if its WADs lack it
+        # (freedoom1.cfg: an ExMy IWAD): start the first map they have instead, as for a bare WAD.
+        names = {lump.name for _, wad in sources for lump in wad.lumps}
+        first = next((m for _, wad in sources for m in wad.maps()), None)
+        if check_map not in names and first is not None:
+            chosen = check_map = first
+    if sources:
+        _check_map(sources, check_map, name)
     return Scenario(name=name, config=config, wad=wad_path, doom_map=chosen)

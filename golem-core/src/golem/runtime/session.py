@@ -23,10 +23,10 @@ from typing import Any, Protocol
 import numpy as np
 import structlog
 
-from golem.runtime.engine_guard import EngineGuard, engine_children
+from golem.runtime.engine_guard import EngineGuard, engine_children, probe_start
 from golem.errors import GolemError
 from golem.profiles import PROFILES
-from golem.runtime.scenarios import Scenario, iwad_path, resolve_scenario
+from golem.runtime.scenarios import Scenario, check_game_args, iwad_path, resolve_scenario, scenarios_dir
 from golem.sensors import Sensor
 from golem.settings import GolemSettings
 
@@ -46,6 +46,32 @@ MULTIPLAYER_ONLY_WADS = ("cig.wad", "multi_duel.wad")
 def multiplayer_only(scenario: Scenario) -> bool:
     """Whether ``scenario``'s WAD is one of :data:`MULTIPLAYER_ONLY_WADS` (it needs ``-host``/``-join``)."""
     return scenario.wad is not None and scenario.wad.name.lower() in MULTIPLAYER_ONLY_WADS
+
+
+def probe_untrusted(scenario: Scenario, timeout: float) -> None:
+    """Start ``scenario`` once in a child process when it loads a WAD ViZDoom does not ship.
+
+    A map that passes :mod:`golem.runtime.wad`'s checks can still kill the engine inside
+    ``init()``, and with it this process (SIGSEGV, no message); the child dies instead and
+    :func:`golem.runtime.engine_guard.probe_start` turns that into one line naming the file.
+    Each WAD (path, size, modification time) and map is probed once per process.
+
+    Raises:
+        GolemError: the engine crashed, failed or hung on the scenario.
+    """
+    iwad = iwad_path(scenario.config, scenario.doom_map) if scenario.config is not None else iwad_path(None, scenario.doom_map)
+    shipped = scenarios_dir().parent.resolve()
+    files = [p.resolve() for p in (scenario.wad, iwad) if p is not None]
+    untrusted = [p for p in files if not p.is_relative_to(shipped)]
+    if not untrusted:
+        return
+    spec = {"config": str(scenario.config) if scenario.config is not None else None,
+            "wad": str(scenario.wad) if scenario.wad is not None else None,
+            "iwad": str(iwad) if iwad is not None else None, "map": scenario.doom_map}
+    if scenario.config is not None:
+        files.append(scenario.config)
+    key = repr([(str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in files] + [scenario.doom_map])
+    probe_start(spec, f"map {scenario.doom_map or 'of ' + scenario.config.name} of {untrusted[0]}", timeout, key=key)
 
 
 # One engine start at a time in this process, so new child pids are ours.
@@ -157,6 +183,10 @@ class Session:
             raise GolemError(f"two sensors share a key: {', '.join(keys)}")
         if visible:
             check_display()
+        netgame = any(a.split()[0] in ("-host", "-join") for a in extra_args if a.split())
+        if not netgame:
+            # A network map waits for its players, so a lone probe cannot start it.
+            probe_untrusted(self.scenario, settings.game.start_timeout)
 
         game = vzd.DoomGame()
         self._game = game
@@ -164,6 +194,15 @@ class Session:
         if self.scenario.config is not None:
             if not game.load_config(str(self.scenario.config)):
                 raise GolemError(f"ViZDoom could not load scenario config {self.scenario.config}")
+            # The engine's own reading of the config's game_args, before Golem adds its own.
+            check_game_args(game.get_game_args(), f"scenario config {self.scenario.config}")
+            # The engine must load the very files validated above (ViZDoom 1.3.2 joins even an
+            # absolute path in a config to the config's folder).
+            if self.scenario.wad is not None:
+                game.set_doom_scenario_path(str(self.scenario.wad))
+            named_iwad = iwad_path(self.scenario.config, self.scenario.doom_map)
+            if named_iwad is not None:
+                game.set_doom_game_path(str(named_iwad))
         if self.scenario.config is None and self.scenario.wad is not None:
             game.set_doom_scenario_path(str(self.scenario.wad))
             iwad = iwad_path(None, self.scenario.doom_map)

@@ -8,11 +8,17 @@ followed by its map lumps.
 WAD layout (all integers little-endian int32):
     header: ``magic[4]`` (``IWAD``/``PWAD``), ``numlumps``, ``infotableofs``
     directory at ``infotableofs``: ``numlumps`` × (``filepos``, ``size``, ``name[8]``)
+
+:func:`check_map_geometry` goes further for classic maps, because one wrong index
+in a map lump segfaults the engine: every lump is a whole number of records and
+every reference (linedef → vertex / sidedef, sidedef → sector, and the node tree
+when one is stored) points at a record that exists.
 """
 
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +36,17 @@ CLASSIC_LUMPS = frozenset(
 )
 #: UDMF maps: marker, TEXTMAP, optional lumps, ENDMAP.
 UDMF_FIRST, UDMF_END = "TEXTMAP", "ENDMAP"
+
+#: Record sizes in bytes of the classic map lumps (Doom format; Hexen format differs for two).
+RECORD_SIZES = {"THINGS": 10, "LINEDEFS": 14, "SIDEDEFS": 30, "VERTEXES": 4, "SECTORS": 26,
+                "SEGS": 12, "SSECTORS": 4, "NODES": 28}
+HEXEN_RECORD_SIZES = {**RECORD_SIZES, "THINGS": 20, "LINEDEFS": 16}
+#: A sidedef index meaning "no side" (one-sided linedef's back).
+NO_SIDE = 0xFFFF
+#: Node child flag: the child is a subsector, not a node.
+SUBSECTOR_FLAG = 0x8000
+#: First bytes of the extended node formats ZDoom reads from NODES / SSECTORS (checked by the engine itself).
+EXTENDED_NODES = (b"XNOD", b"ZNOD", b"XGLN", b"ZGLN", b"XGL2", b"ZGL2", b"XGL3", b"ZGL3")
 
 
 @dataclass(frozen=True)
@@ -94,6 +111,75 @@ class WadDirectory:
         return "classic"
 
 
+def map_block(wad: WadDirectory, map_name: str) -> dict[str, Lump]:
+    """The lumps after classic map marker ``map_name`` (name → lump), as :meth:`WadDirectory.validate_map` reads them."""
+    names = [lump.name for lump in wad.lumps]
+    block: dict[str, Lump] = {}
+    for lump in wad.lumps[names.index(map_name.upper()) + 1 :]:
+        if lump.name not in CLASSIC_LUMPS or lump.name in block:
+            break
+        block[lump.name] = lump
+    return block
+
+
+def _u16(data: bytes, record: int, offsets: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """Unsigned 16-bit fields at byte ``offsets`` of each ``record``-byte record of ``data``."""
+    return [tuple(int.from_bytes(data[i + o : i + o + 2], "little") for o in offsets) for i in range(0, len(data), record)]
+
+
+def check_map_geometry(wad: WadDirectory, map_name: str, read: Callable[[Lump], bytes]) -> None:
+    """Check a classic map's lump sizes and cross references before the engine loads it.
+
+    UDMF maps (text) are left to the engine. Run after :meth:`WadDirectory.validate_map`.
+
+    Args:
+        wad: the WAD's directory.
+        map_name: the map marker (``MAP01``).
+        read: ``read(lump) -> bytes`` of one lump.
+
+    Raises:
+        GolemError: one line naming the map, the lump and the bad record.
+    """
+    wanted = map_name.upper()
+    if wad.validate_map(wanted) != "classic":
+        return
+    block = map_block(wad, wanted)
+    sizes = HEXEN_RECORD_SIZES if "BEHAVIOR" in block else RECORD_SIZES
+    where = f"map {wanted} in {wad.source}"
+    data = {name: read(lump) for name, lump in block.items() if name in sizes}
+    if data.get("NODES", b"")[:4] in EXTENDED_NODES or data.get("SSECTORS", b"")[:4] in EXTENDED_NODES:
+        data.pop("NODES", None), data.pop("SSECTORS", None), data.pop("SEGS", None)
+    for name, raw in data.items():
+        if len(raw) % sizes[name]:
+            raise GolemError(f"{where} is damaged: {name} is {len(raw)} bytes, not a multiple of its {sizes[name]}-byte records")
+    count = {name: len(raw) // sizes[name] for name, raw in data.items()}
+    n_vertexes, n_sides, n_sectors = count["VERTEXES"], count["SIDEDEFS"], count["SECTORS"]
+    front_back = (10, 12) if sizes is RECORD_SIZES else (12, 14)
+    for i, (v1, v2, front, back) in enumerate(_u16(data["LINEDEFS"], sizes["LINEDEFS"], (0, 2, *front_back))):
+        if v1 >= n_vertexes or v2 >= n_vertexes:
+            raise GolemError(f"{where} is damaged: linedef {i} names vertex {max(v1, v2)} of {n_vertexes}")
+        if front == NO_SIDE or front >= n_sides or (back != NO_SIDE and back >= n_sides):
+            side = front if front == NO_SIDE or front >= n_sides else back
+            raise GolemError(f"{where} is damaged: linedef {i} names sidedef {side} of {n_sides}")
+    for i, (sector,) in enumerate(_u16(data["SIDEDEFS"], 30, (28,))):
+        if sector >= n_sectors:
+            raise GolemError(f"{where} is damaged: sidedef {i} names sector {sector} of {n_sectors}")
+    n_segs, n_subsectors, n_nodes = count.get("SEGS", 0), count.get("SSECTORS", 0), count.get("NODES", 0)
+    if n_segs and n_subsectors:
+        n_lines = count["LINEDEFS"]
+        for i, (v1, v2, line) in enumerate(_u16(data["SEGS"], 12, (0, 2, 6))):
+            if v1 >= n_vertexes or v2 >= n_vertexes or line >= n_lines:
+                raise GolemError(f"{where} is damaged: seg {i} names a vertex or linedef that does not exist")
+        for i, (segs, first) in enumerate(_u16(data["SSECTORS"], 4, (0, 2))):
+            if first + segs > n_segs:
+                raise GolemError(f"{where} is damaged: subsector {i} names segs {first}..{first + segs - 1} of {n_segs}")
+        for i, children in enumerate(_u16(data.get("NODES", b""), 28, (24, 26))):
+            for child in children:
+                bad = (child & ~SUBSECTOR_FLAG) >= n_subsectors if child & SUBSECTOR_FLAG else child >= n_nodes
+                if bad:
+                    raise GolemError(f"{where} is damaged: node {i} names a child ({child:#06x}) that does not exist")
+
+
 def parse_directory(header: bytes, read_at, file_size: int, source: str) -> WadDirectory:
     """Parse a WAD's header and directory.
 
@@ -144,6 +230,27 @@ def read_wad(path: str | Path) -> WadDirectory:
         raise GolemError(f"WAD path is a directory: {path}") from None
     except OSError as exc:
         raise GolemError(f"cannot read WAD {path}: {exc.strerror}") from None
+
+
+def read_lump(path: str | Path, lump: Lump) -> bytes:
+    """The bytes of ``lump`` of the WAD file at ``path`` (its bounds were checked by :func:`read_wad`)."""
+    try:
+        with Path(path).open("rb") as fh:
+            fh.seek(lump.offset)
+            return fh.read(lump.size)
+    except OSError as exc:
+        raise GolemError(f"cannot read WAD {path}: {exc.strerror}") from None
+
+
+def check_map_file(path: str | Path, map_name: str, wad: WadDirectory | None = None) -> WadDirectory:
+    """:meth:`WadDirectory.validate_map` then :func:`check_map_geometry` for the WAD file at ``path``.
+
+    Raises:
+        GolemError: one line saying what is wrong.
+    """
+    wad = read_wad(path) if wad is None else wad
+    check_map_geometry(wad, map_name, lambda lump: read_lump(path, lump))
+    return wad
 
 
 def validate_wad(path: str | Path, map_name: str | None = None) -> WadDirectory:
