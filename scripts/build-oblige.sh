@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build Oblige 7.70 (the level generator seed 001 uses) into .oblige/ for golem-procgen's `oblige` backend.
 #   - Debian's libfltk1.3-dev (installed here when running as root with apt-get);
-#   - the C++ source from the `oblige` 0.1.3 sdist on PyPI (PyOblige), pinned;
+#   - the C++ source from the `oblige` 0.1.3 sdist on PyPI (PyOblige), pinned by version and SHA-256;
 #   - modern g++ refuses std::swap on packed struct fields: those calls become a swap through a temporary.
 # Result: .oblige/Oblige_src/Oblige plus its scripts, games, engines, modules and data folders.
 set -euo pipefail
@@ -21,6 +21,10 @@ fi
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 "$PYTHON" -m pip download --disable-pip-version-check -q --no-deps --no-binary :all: oblige==0.1.3 -d "$WORK"
+# the sdist's SHA-256 as PyPI publishes it: a different file is refused before anything is compiled
+SHA256=9662a89719662feeb629335fcad16ff011da5a9f2a85dbbba063435e7ce46279
+echo "$SHA256  $WORK/oblige-0.1.3.tar.gz" | sha256sum -c --quiet - \
+  || { echo "oblige: oblige-0.1.3.tar.gz does not have the pinned SHA-256 $SHA256; not building" >&2; exit 1; }
 tar xzf "$WORK"/oblige-0.1.3.tar.gz -C "$WORK"
 SRC="$WORK/oblige-0.1.3/pyoblige/Oblige_src"
 for f in gui/csg_clip.cc gui/g_quake.cc gui/g_quake2.cc gui/g_quake3.cc; do

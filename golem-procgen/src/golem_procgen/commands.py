@@ -86,7 +86,11 @@ def build_command(
     target = out if out is not None else Path(f"procgen-p{phase}-s{seed}.wad")
     if target.suffix.lower() != ".wad":
         raise GolemError(f"--out must end in .wad, got {target.name}")
-    info = generator.build(config.as_dict(), seed, target)
+    try:
+        info = generator.build(config.as_dict(), seed, target)
+    except OSError as exc:  # an unwritable folder, a path through a file, a full disk
+        where = f" ({exc.filename})" if exc.filename and str(exc.filename) != str(target) else ""
+        raise GolemError(f"cannot write {target}: {exc.strerror or exc}{where}") from None
     console: Console = getattr(root, "out", Console())
     params = ", ".join(f"{k}={v}" for k, v in config.params.items())
     console.print(f"built {info.path} ({info.map}, {backend}): {params}", highlight=False, soft_wrap=True)

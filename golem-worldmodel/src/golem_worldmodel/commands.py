@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
+from golem.atomic import atomic_write
 from golem.learning.checkpoints import read_metadata
 from golem.errors import GolemError
 from golem.settings import GolemSettings
@@ -48,7 +49,9 @@ class Context:
     """What every stage needs: settings, run paths, the preset, consoles."""
 
     def __init__(self, ctx: typer.Context, run: Path | None, preset: str | None, scenario: str, set_: list[str] | None,
-                 threads: int = 1, **overrides: Any) -> None:
+                 threads: int = 1, *, creates: bool = False, **overrides: Any) -> None:
+        """``creates``: this stage may start a new run folder (``collect``, ``train-vae``); the others read
+        an existing one, so a missing run changes nothing on disk before their one-line error."""
         import torch
 
         torch.set_num_threads(threads)
@@ -59,8 +62,11 @@ class Context:
         self.settings: GolemSettings = root.resolve(set_=set_, flags={"game.scenario": scenario}).settings
         self.scenario = scenario
         self.paths = RunPaths(run if run is not None else self.settings.data.root / "dream" / scenario)
+        if self.paths.root.exists() and not self.paths.root.is_dir():
+            raise GolemError(f"--run {self.paths.root} is a file, not a run folder")
         self.preset = preset_from_settings(self.settings, preset, self._stored(preset), **overrides)
-        self._save_preset()
+        if creates or self.paths.root.is_dir():
+            self._save_preset()
 
     def _stored(self, name: str | None) -> Preset | None:
         """The preset this run folder was started with, if any (a different ``--preset`` is an error)."""
@@ -78,10 +84,12 @@ class Context:
         if saved.is_file():
             return
         base = preset_from_settings(self.settings, self.preset.name)
-        self.paths.root.mkdir(parents=True, exist_ok=True)
-        tmp = saved.with_suffix(".tmp")
-        tmp.write_text(json.dumps(base.to_dict(), indent=2))
-        tmp.replace(saved)
+        try:
+            self.paths.root.mkdir(parents=True, exist_ok=True)
+            with atomic_write(saved) as fh:
+                fh.write(json.dumps(base.to_dict(), indent=2).encode())
+        except OSError as exc:
+            raise GolemError(f"cannot write the run folder {self.paths.root}: {exc.strerror or exc}") from None
 
     def progress(self, what: str) -> Progress:
         return Progress(
@@ -139,7 +147,7 @@ def collect_command(
     """Random rollouts (an action held 1–10 tics), then the preset's probe episodes (held 50–300 tics), into the run's store; episodes < 100 steps dropped."""
     from golem_worldmodel.collect import collect
 
-    c = Context(ctx, run, preset, scenario, set_, threads, episodes=episodes, workers=workers)
+    c = Context(ctx, run, preset, scenario, set_, threads, creates=True, episodes=episodes, workers=workers)
     with c.progress("collect") as progress:
         task = progress.add_task(scenario, total=c.preset.episodes + c.preset.probe_episodes, info="")
         dropped = 0
@@ -164,7 +172,7 @@ def train_vae_command(
     """Train the convolutional VAE on the collected 64×64 frames (continues from its checkpoint)."""
     from golem_worldmodel.training import train_vae
 
-    c = Context(ctx, run, preset, scenario, set_, threads, vae_epochs=epochs)
+    c = Context(ctx, run, preset, scenario, set_, threads, creates=True, vae_epochs=epochs)
     if not (c.paths.store / "data.mdb").is_file():
         raise GolemError(f"no trajectory store in {c.paths.root}; run `golem dream collect --run {c.paths.root}` first")
     with c.progress("train-vae") as progress:

@@ -8,7 +8,9 @@ and the expert on unseen seeds. Everything goes into the demo's own folder.
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
+import sys
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -81,11 +83,14 @@ def demo_command(
     st.out.print(f"{len(ids)} episodes, {steps} frames → {store_path}")
     t = stage("record", t)
 
-    st.out.rule(f"2/4 train {settings.brain.model} ({settings.training.loss} loss, {settings.training.epochs} epochs)")
-    with TrainingView(st.err, settings.training.epochs) as view:
+    cfg = settings.training
+    budget = f"{cfg.updates} updates" if cfg.updates else f"{cfg.epochs} epochs, more if needed for {cfg.min_updates} updates"
+    st.out.rule(f"2/4 train {settings.brain.model} ({cfg.loss} loss, {budget})")
+    with TrainingView(st.err, cfg.epochs) as view:
         result = train(settings, registry, TrainPlan(store=store_path), on_batch=view.on_batch, on_epoch=view.on_epoch)
     final = result.validation.to_dict() if result.validation else {}
-    st.out.print(f"validation exact match {final.get('exact_match', float('nan')):.3f} → {result.active}")
+    st.out.print(f"trained {len(result.history)} epochs ({result.updates} updates); validation exact match "
+                 f"{final.get('exact_match', float('nan')):.3f} → {result.active}")
     t = stage("train", t)
 
     st.out.rule("3/4 audit on held-out episodes (contiguous streams, carried state)")
@@ -131,18 +136,32 @@ def demo_command(
         st.out.print(f"  {line}", highlight=False, soft_wrap=True)
 
 
-def next_commands(model: Path, store: Path, episode: int) -> list[str]:
-    """Commands a person can run next on the demo's model and store (paths as they work from here)."""
-    def shown(path: Path) -> str:
-        try:
-            return str(path.resolve().relative_to(Path.cwd()))
-        except ValueError:
-            return str(path)
+def _shown(path: Path) -> str:
+    """``path`` relative to the current folder where it lies inside it, else absolute."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path.resolve())
 
-    m, s = shown(model), shown(store)
+
+def golem_program() -> str:
+    """How to call this very ``golem`` from the current folder: ``golem`` where ``PATH`` finds it, else its path
+    (``make demo`` runs ``.venv/bin/golem`` and puts nothing on ``PATH``)."""
+    me = Path(sys.argv[0])
+    if me.name != "golem":  # python -m golem_cli
+        return f"{shlex.quote(sys.executable)} -m golem_cli"
+    found = shutil.which("golem")
+    if found is not None and Path(found).resolve() == me.resolve():
+        return "golem"
+    return shlex.quote(_shown(me))
+
+
+def next_commands(model: Path, store: Path, episode: int) -> list[str]:
+    """Commands a person can run next on the demo's model and store (program and paths as they work from here)."""
+    g, m, s = golem_program(), shlex.quote(_shown(model)), shlex.quote(_shown(store))
     return [
-        f"golem run play --model {m} --video play.gif",
-        f"golem run evaluate --model {m} --episodes 100 --workers 2",
-        f"golem run examine --model {m} --store {s} --episode {episode} --step 3",
-        f"golem run inspect --store {s}",
+        f"{g} run play --model {m} --video play.gif",
+        f"{g} run evaluate --model {m} --episodes 100 --workers 2",
+        f"{g} run examine --model {m} --store {s} --episode {episode} --step 3",
+        f"{g} run inspect --store {s}",
     ]
