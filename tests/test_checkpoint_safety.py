@@ -75,3 +75,17 @@ def test_models_list_removes_temp_files_of_killed_writes_only(golem_cli, tmp_pat
     assert proc.returncode == 0, proc.stderr
     assert len(json.loads(proc.stdout)) == 1
     assert not stale.exists() and live.exists()
+
+
+def test_trained_scenario_takes_names_and_refuses_paths() -> None:
+    """Every command that defaults to a checkpoint's scenario (play, evaluate, tune, intervene) reads it here."""
+    from golem.errors import GolemError
+    from golem.runtime.agent import trained_scenario
+
+    assert trained_scenario({"data": {"scenario": "take_cover"}}, "m.safetensors") == "take_cover"
+    assert trained_scenario({"data": {"module": "basic"}}) == "basic"
+    assert trained_scenario({"data": {"module": "my-tag"}}) is None
+    for metadata in ({"scenario": "../evil.cfg"}, {"data": {"scenario": "/tmp/x/evil.cfg"}}):
+        with pytest.raises(GolemError, match="m.safetensors names scenario") as err:
+            trained_scenario(metadata, "m.safetensors")
+        assert "\n" not in str(err.value)

@@ -38,7 +38,7 @@ def intervene_command(
     path = resolve_model(resolved.settings, model)
     metadata = read_metadata(path)
     settings = settings_for_model(resolved, metadata, st.host.registry)
-    chosen = settings.game.scenario if "game.scenario" in resolved.sources else trained_scenario(metadata) or settings.game.scenario
+    chosen = settings.game.scenario if "game.scenario" in resolved.sources else trained_scenario(metadata, path) or settings.game.scenario
     hotkey = settings.intervene.hotkey
     if not as_json:
         st.err.print(f"the model plays {chosen}; hold [{hotkey}] to take over, release to hand back", highlight=False)

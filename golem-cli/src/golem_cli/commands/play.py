@@ -19,7 +19,6 @@ from golem.learning.archives import resolve_model
 from golem.learning.checkpoints import read_metadata
 from golem.profiles import PROFILES
 from golem.data.recording import build_sensors
-from golem.runtime.scenarios import checkpoint_scenario
 from golem.runtime.session import Session, check_display
 from golem.settings import GolemSettings, ResolvedSettings
 from golem_cli.options import JsonOpt, MaxStepsOpt, PluginOpt, SetOpt
@@ -42,7 +41,7 @@ def resolve_player(
 
     The scenario is the one given (flag, ``--set``, file, environment), else the
     one in the model's metadata — a shipped scenario's name only, a path there is
-    refused (:func:`golem.runtime.scenarios.checkpoint_scenario`) — else ``game.scenario``'s default. The threshold
+    refused (:func:`golem.runtime.agent.trained_scenario`) — else ``game.scenario``'s default. The threshold
     is a given ``brain.activation``, else the model's per-action thresholds
     calibrated on validation, else the activation it was trained with, else the default. The
     settings take the model's profile, sensors and sensor settings where none
@@ -55,9 +54,7 @@ def resolve_player(
     settings = at_trained_frame_skip(settings_for_model(resolved, metadata, registry), resolved.sources, metadata)
     scenario = settings.game.scenario
     if "game.scenario" not in resolved.sources:
-        named = trained_scenario(metadata)
-        # A checkpoint may name a shipped scenario only; a file must come from the user.
-        scenario = checkpoint_scenario(named, path) if named else scenario
+        scenario = trained_scenario(metadata, path) or scenario
     threshold: float | list[float] = settings.brain.activation
     if "brain.activation" not in resolved.sources:
         threshold = model_threshold(metadata, threshold)

@@ -258,22 +258,26 @@ def latency_summary(sense_ns: Sequence[int], decide_ns: Sequence[int]) -> dict[s
     return out
 
 
-def trained_scenario(metadata: Mapping[str, Any]) -> str | None:
-    """The scenario a checkpoint was trained on, if its metadata says so.
+def trained_scenario(metadata: Mapping[str, Any], checkpoint: Path | str = "the checkpoint") -> str | None:
+    """The scenario a checkpoint was trained on, if its metadata says so: a shipped scenario's name.
 
     Looked up as ``scenario``, then ``data.scenario``, then ``data.module`` when that names a known scenario.
+    A path there is refused (:func:`golem.runtime.scenarios.checkpoint_scenario`): a checkpoint must not
+    choose which file the engine loads; the user passes such a file with ``--scenario``.
+
+    Raises:
+        GolemError: the metadata names a scenario file rather than a shipped scenario (one line).
     """
+    from golem.runtime.scenarios import checkpoint_scenario, known_scenarios
+
     if isinstance(metadata.get("scenario"), str):
-        return str(metadata["scenario"])
+        return checkpoint_scenario(str(metadata["scenario"]), checkpoint)
     data = metadata.get("data")
     if isinstance(data, Mapping):
         for key in ("scenario", "module"):
             value = data.get(key)
-            if isinstance(value, str) and value:
-                from golem.runtime.scenarios import known_scenarios
-
-                if key == "scenario" or value in known_scenarios():
-                    return value
+            if isinstance(value, str) and value and (key == "scenario" or value in known_scenarios()):
+                return checkpoint_scenario(value, checkpoint)
     return None
 
 
