@@ -75,8 +75,7 @@ def train_command(
         _report(st.out, result)  # also after Ctrl-C: the scores of the last finished epoch
     if result.interrupted:
         st.err.print(
-            f"[yellow]interrupted: the current weights were saved to {result.archive} "
-            f"and made the active model {result.active}[/yellow]",
+            f"[yellow]interrupted: the current weights were saved to {result.archive}; {result.activation}[/yellow]",
             highlight=False, soft_wrap=True,
         )
         raise typer.Exit(130)

@@ -62,8 +62,11 @@ def save_model(
     *,
     interrupted: bool = False,
     thresholds: Mapping[str, float] | None = None,
+    activate: bool = True,
 ) -> tuple[Path, Path]:
-    """Write the timestamped archive and the profile's active model; returns ``(archive, active)``.
+    """Write the timestamped archive and (``activate``) the profile's active model; returns ``(archive, active)``.
+
+    With ``activate=False`` only the archive is written and the active model stays as it was.
 
     Metadata: the spec, ``training`` and ``loss`` settings, ``metrics`` (history
     and final validation) and ``data`` (store path, episode ids, total steps),
@@ -82,6 +85,8 @@ def save_model(
         "created": utc_now(),
     }
     archive = save_checkpoint(_archive_path(models, spec.model, interrupted), model, spec.to_metadata(), extra)
+    if not activate:
+        return archive, models / ACTIVE
     active = save_checkpoint(models / ACTIVE, model, spec.to_metadata(), extra)
     return archive, active
 

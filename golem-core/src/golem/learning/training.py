@@ -151,6 +151,8 @@ class TrainResult:
     best_epoch: int | None = None
     #: optimiser steps taken in this run.
     updates: int = 0
+    #: after Ctrl-C: which model is active and why (``None``: the run finished, its model is active).
+    activation: str | None = None
     #: the optimiser's ``state_dict`` at the end (to continue with ``train(..., optimizer_state=…)``).
     optimizer_state: dict[str, Any] | None = field(default=None, repr=False)
 
@@ -163,6 +165,7 @@ class TrainResult:
             "archive": str(self.archive),
             "device": self.device,
             "interrupted": self.interrupted,
+            "activation": self.activation,
             "seconds": self.seconds,
             "history": self.history,
             "validation": self.validation.to_dict() if self.validation else None,
@@ -305,6 +308,49 @@ def _check_resumable(path: Path, found: ModelSpec, wanted: ModelSpec) -> None:
                 f"cannot --resume: the active model {path} has {key}={a.get(key)} but the settings ask for "
                 f"{b.get(key)}; change the settings to match it or train without --resume"
             )
+
+
+def _previous_active_stays(
+    settings: GolemSettings,
+    registry: Registry,
+    spec: ModelSpec,
+    loss_fn: nn.Module,
+    val_ds: SequenceDataset,
+    device: torch.device,
+    batch_size: int,
+    interrupted: Validation | None,
+) -> tuple[bool, str]:
+    """After Ctrl-C: whether the profile's active model stays active, and a sentence saying which is and why.
+
+    The interrupted weights replace it only when they validate at least as well as it does on this
+    run's validation episodes (the same windows, the same loss); weights that were not validated, or an
+    active model of another architecture, sensors or buttons (not comparable), leave it active.
+    Without an active model the interrupted weights become it.
+    """
+    path = settings.models_path() / ACTIVE
+    if not path.is_file():
+        return False, "made the active model (there was none)"
+    if interrupted is None or not math.isfinite(interrupted.loss):
+        return True, f"the active model {path} stays: the interrupted weights were not validated"
+    try:
+        restored = restore(path, registry)
+    except GolemError as exc:
+        return False, f"made the active model (the previous one is unreadable: {exc})"
+    a, b = restored.spec.to_metadata(), spec.to_metadata()
+    differs = [k for k in ("model", "profile", "action_names", "sensors", "sensor_shapes") if a.get(k) != b.get(k)]
+    if differs:
+        return True, (f"the active model {path} stays: it differs in {', '.join(differs)}, so the two cannot be "
+                      "compared on one validation set")
+    try:
+        previous = validate(restored.model.to(device).eval(), loss_fn, val_ds, device, batch_size,
+                            settings.brain.activation)
+    except KeyboardInterrupt:
+        return True, f"the active model {path} stays: its validation was interrupted"
+    if previous.loss < interrupted.loss:
+        return True, (f"the active model {path} stays: it validates {previous.loss:.5f} on this run's validation "
+                      f"episodes, the interrupted weights {interrupted.loss:.5f}")
+    return False, (f"made the active model: they validate {interrupted.loss:.5f} on this run's validation episodes, "
+                   f"the previous active model {previous.loss:.5f}")
 
 
 # --- the job -----------------------------------------------------------------
@@ -591,8 +637,11 @@ def train(
             }
             log.info("train.thresholds", **{k: round(v, 2) for k, v in thresholds.items()})
         model.eval()
+        keep, activation = (False, None)
+        if interrupted:
+            keep, activation = _previous_active_stays(settings, registry, spec, loss_fn, val_ds, device, B, validation)
         archive, active = save_model(
-            settings, model, spec, metrics, data, interrupted=interrupted, thresholds=thresholds
+            settings, model, spec, metrics, data, interrupted=interrupted, thresholds=thresholds, activate=not keep
         )
     finally:
         store.close()
@@ -602,7 +651,7 @@ def train(
         active=active, archive=archive, device=str(device), history=history, validation=validation,
         data=data, interrupted=interrupted, seconds=elapsed, model=model,
         thresholds=thresholds, best_epoch=metrics["best_epoch"], updates=updates,
-        optimizer_state=optimizer.state_dict(),
+        optimizer_state=optimizer.state_dict(), activation=activation,
     )
 
 
