@@ -19,7 +19,7 @@ import pytest
 
 from golem.data.store import TrajectoryStore
 from golem.runtime.engine_guard import is_alive
-from golem.runtime.netgame import free_port
+from golem.runtime.netgame import DEFAULT_PORT, free_port
 from tests.conftest import GOLEM, _clean_env
 from tests.helpers import json_out
 from tests.test_play_evaluate import _save
@@ -68,15 +68,16 @@ def test_two_agents_head_to_head_in_lockstep_with_a_video(golem_cli, tmp_path: P
     names = [p["name"] for p in report["players"]]
     assert names == ["alpha", "beta"] and [p["kind"] for p in report["players"]] == ["model", "model"]
     assert sorted(p["slot"] for p in report["players"]) == [1, 2]
-    assert report["game_tics"] >= 200
-    # Lockstep: at every engine advance both engines were on the same tic, and each advance was one tic.
-    assert report["lockstep"] == {"players": 2, "advances": report["lockstep"]["advances"], "max_tic_spread": 0,
-                                  "steps": [1]}
-    assert report["lockstep"]["advances"] >= 199
+    # Exactly the tics asked for, by the engine's own counter: one barrier pass per tic, both engines on the
+    # same tic at every pass, the counter running from its value at the episode's start.
+    assert report["game_tics"] == 200
+    assert report["lockstep"] == {"players": 2, "advances": 200, "max_tic_spread": 0, "steps": [1]}
     log = json.loads((tmp_path / "tics.json").read_text())
     ta, tb = np.asarray(log["alpha"]["tic"]), np.asarray(log["beta"]["tic"])
-    n = min(len(ta), len(tb))
-    assert n >= 199 and (ta[:n] == tb[:n]).all() and (np.diff(ta) == 1).all()
+    assert len(ta) == len(tb) == 200 and (ta == tb).all() and (np.diff(ta) == 1).all()
+    for p in report["players"]:
+        if p["deaths"] == 0:  # alive throughout: it played every tic
+            assert p["tics"] == 200
     for p in report["players"]:
         assert p["decisions"] > 0 and p["decision_p99_ms"] >= p["decision_p50_ms"] > 0
         assert not any(is_alive(pid) for pid in p["engine_pids"])
@@ -182,6 +183,49 @@ def test_a_killed_player_ends_the_match_cleanly_with_no_engine_left(tmp_path: Pa
     assert ended_in < 15.0
     assert not any(is_alive(p) for p in engines)
     _no_new_engines(before)
+
+
+def test_a_player_joining_from_another_command_ends_on_the_hosts_time_limit(golem_cli, tmp_path: Path):
+    port = str(free_port())
+    before = _engines()
+    host = subprocess.Popen(
+        [str(GOLEM), "run", "match", "--agents", "random", "--host", "2", "--tics", "150", "--port", port,
+         "--tic-log", "host.json", "--json"], cwd=tmp_path, env=_clean_env(), stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        # The joining command gives no --tics: only the host's ``timelimit`` ends its episode.
+        guest = golem_cli(["run", "match", "--join", f"127.0.0.1:{port}", "--agents", "random", "--tic-log",
+                           "guest.json", "--json"], check=True)
+        h_out, h_err = host.communicate(timeout=120)
+    finally:
+        if host.poll() is None:
+            host.kill()
+    assert host.returncode == 0, h_err
+    hosted, joined = json.loads(h_out), json_out(guest)
+    assert hosted["game_tics"] == joined["game_tics"] == 150
+    for player in (*hosted["players"], *joined["players"]):
+        if player["deaths"] == 0:  # alive throughout: it played every tic of the host's limit
+            assert player["tics"] == 150
+    _no_new_engines(before)
+
+
+def test_an_all_local_match_hosts_on_a_random_port_not_doom_s_own(golem_cli):
+    well_known = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        try:
+            well_known.bind(("", DEFAULT_PORT))
+        except OSError:
+            pass  # something else holds it already: the same situation
+        before = _engines()
+        proc = golem_cli(["run", "match", "--agents", "random,random", "--tics", "35", "--json"], check=True)
+        assert json_out(proc)["game_tics"] == 35
+        _no_new_engines(before)
+        # Hosting for players who join from elsewhere keeps the port they expect.
+        line = _one_line_error(golem_cli(["run", "match", "--agents", "random", "--host", "2"]))
+        assert f"UDP port {DEFAULT_PORT} is in use" in line
+    finally:
+        well_known.close()
 
 
 def test_joining_where_nobody_hosts_fails_within_the_timeout(golem_cli):

@@ -16,7 +16,7 @@ from golem.errors import GolemError
 from golem.profiles import PROFILES
 from golem.runtime.agent import check_compatible
 from golem.runtime.match import MatchPlan, MatchReport, PlayerSpec, play_match
-from golem.runtime.netgame import DEFAULT_PORT, parse_address
+from golem.runtime.netgame import DEFAULT_PORT, host_port, parse_address
 from golem.runtime.scenarios import resolve_scenario
 from golem.runtime.session import check_display
 from golem.settings import ResolvedSettings
@@ -106,7 +106,7 @@ def match_command(
     coop: Annotated[bool, typer.Option("--coop", help="Cooperative rules instead of deathmatch.")] = False,
     tics: Annotated[Optional[int], typer.Option("--tics", min=1, help="Match length in tics, 35 per second of game (host default 2100; a joining command follows the host's).")] = None,
     frags: Annotated[Optional[int], typer.Option("--frags", min=1, help="End the match when a player reaches this many frags.")] = None,
-    port: Annotated[int, typer.Option("--port", min=1, max=65535, help="UDP port the host listens on.")] = DEFAULT_PORT,
+    port: Annotated[Optional[int], typer.Option("--port", min=1, max=65535, help=f"UDP port the host listens on, on every interface (default: a random free port when every player starts here, else {DEFAULT_PORT}).")] = None,
     realtime: Annotated[bool, typer.Option("--realtime", help="Run at 35 tics/s of wall time, so that people who join can play.")] = False,
     seed: Annotated[Optional[int], typer.Option("--seed", min=0, help="Engine seed (default: game.seed).")] = None,
     wait: Annotated[float, typer.Option("--wait", min=1.0, help="Seconds for every engine to start and every player to join.")] = 60.0,
@@ -150,8 +150,11 @@ def match_command(
         VideoWriter(video)  # a bad suffix or folder fails now
     players = _players(st, resolved, entries, human)
     settings = resolved.settings
+    slots = host if host is not None else len(players)
+    if address is None:  # all local: a random free port; hosting for others: 5029 unless --port
+        port = host_port(port, all_local=slots == len(players))
     plan = MatchPlan(
-        players=players, slots=host if host is not None else len(players), bots=bots, scenario=scenario,
+        players=players, slots=slots, bots=bots, scenario=scenario,
         doom_map=doom_map, rules="coop" if coop else "deathmatch",
         tics=tics if tics is not None else (0 if address is not None else DEFAULT_TICS), frag_limit=frags,
         port=address.port if address is not None else port, join=address, seed=settings.game.seed,

@@ -3,8 +3,9 @@
 :func:`play_match` starts one process per local player (the first hosts
 unless the match is joined), each running the one rollout loop
 (:func:`golem.runtime.rollout.run_episode`) with its own policy, carried state
-and sensors, a :class:`golem.runtime.netgame.TicBarrier` as the loop's pace
-and a :class:`TicLog` timing each decision. The calling process only watches:
+and sensors, on a :class:`LockstepSession` that hands the engine one tic per
+pass of a :class:`golem.runtime.netgame.TicBarrier` (whatever the player's
+frame skip), and a :class:`TicLog` timing each decision. The calling process only watches:
 it shows progress, notices a player that dies or a match that stops moving
 (every wait has a timeout), calls the rest off, and makes sure no engine
 outlives the match. Each player sends back its frags, deaths, tic log and,
@@ -20,7 +21,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -35,7 +36,9 @@ from golem.runtime.netgame import (
     TicBarrier,
     check_port_free,
     host_args,
+    host_port,
     join_args,
+    time_limit_arg,
 )
 from golem.runtime.rollout import EpisodeResult, HumanPolicy, Observer, policy_name, run_episode
 from golem.runtime.workers import die_with_parent
@@ -45,8 +48,6 @@ log = structlog.get_logger(__name__)
 Kind = Literal["model", "expert", "random", "human"]
 #: Episode source stored for each kind of player.
 SOURCE_OF: dict[str, str] = {"model": "agent", "random": "agent", "expert": "expert", "human": "human"}
-#: Engine tics per minute of game.
-TICS_PER_MINUTE = 35 * 60
 #: Engine pids each player publishes in shared memory.
 ENGINE_SLOTS = 4
 #: Seconds a player that was called off gets to report and close its engine before it is killed.
@@ -83,11 +84,13 @@ class MatchPlan:
         bots: the engine's built-in bots added by the host.
         scenario, doom_map: the map (``cig``: a deathmatch map built for bots).
         rules: ``deathmatch`` or ``coop``.
-        tics: match length in tics (35 per second): the local players' engines end the episode there and
-            the host sets the game's ``timelimit`` to it, which ends the match for players who join from
-            elsewhere; ``0`` (a joining command): the host's limit.
+        tics: match length in tics (35 per second): the local players' engines end the episode after
+            exactly this many tics and the host sets the game's ``timelimit`` to end the map on the same tic,
+            which ends the match for players who join from elsewhere; ``0`` (a joining command): the host's
+            limit.
         frag_limit: end when a player reaches this many frags.
-        port: the host's UDP port.
+        port: the host's UDP port; ``None``: a random free one when every player starts here, else 5029
+            (:func:`golem.runtime.netgame.host_port`).
         join: join the match hosted there instead of hosting.
         seed: engine seed.
         realtime: play at 35 tics/s of wall time (``ASYNC`` modes), as a person who joins needs.
@@ -97,8 +100,8 @@ class MatchPlan:
         video: write the screens of player ``video_player`` (index into ``players``) to this file.
         tags: labels stored with recorded episodes.
         engine_log: append the engines' own output (netcode messages) to this file; ``None`` discards it.
-        barrier: hold the local players to one tic per decision with a :class:`TicBarrier` (``False``: the
-            engine's netcode alone, as between machines — measured in ``bench/bench_match.py``).
+        barrier: hold the local players' engines to one tic per pass of a :class:`TicBarrier` (``False``:
+            the engine's netcode alone, as between machines — measured in ``bench/bench_match.py``).
     """
 
     players: list[PlayerSpec]
@@ -109,7 +112,7 @@ class MatchPlan:
     rules: Rules = "deathmatch"
     tics: int = 2100
     frag_limit: int | None = None
-    port: int = 5029
+    port: int | None = None
     join: Address | None = None
     seed: int = 0
     realtime: bool = False
@@ -132,8 +135,10 @@ class PlayerReport:
         slot: its player number in the game (1 = the host).
         frags, deaths: the engine's ``FRAGCOUNT`` / ``DEATHCOUNT`` at the end.
         kills: monsters killed (``KILLCOUNT``; cooperative play).
-        tics: tics it played alive.
-        decisions: decisions it made (one per tic alive; a dead player presses USE until it respawns).
+        tics: tics its engine advanced with the player alive (counted tic by tic, so a decision cut short by
+            the end of the match counts the tics it held).
+        decisions: decisions it made (one per ``game.frame_skip`` tics alive; a dead player presses USE one
+            tic at a time until it respawns).
         decision_p50_ms, decision_p99_ms: its time to decide a tic (policy only, engine excluded).
         engine_pids: its engine's process ids (all gone when :func:`play_match` returns).
         episode_id: the stored episode, when recorded.
@@ -161,15 +166,16 @@ class MatchReport:
     Attributes:
         players: the local players' reports, host first.
         bots: ``[{"slot", "frags"}]`` of the host's bots (empty when not hosting).
-        game_tics: the game's tic at the end.
+        game_tics: tics the game ran, from the episode's start to its end (the engine's tic counter,
+            ``get_episode_time()``, less its value when the episode started).
         seconds: wall time from the first tic to the last.
         tics_per_second: ``game_tics / seconds``.
-        lockstep: ``{"players", "advances", "max_tic_spread", "steps"}``: over the engine advances every
-            local player made (decisions and respawn presses), the largest difference between two players'
-            engine tics at the same advance (0 in lockstep) and the tic increments seen between advances
-            (``[1]`` in lockstep).
+        lockstep: ``{"players", "advances", "max_tic_spread", "steps"}``: over the tics every local player's
+            engine advanced (one per barrier pass: each tic of a held decision and every respawn press), the
+            largest difference between two players' engine tics at the same pass (0 in lockstep) and the tic
+            increments seen between passes (``[1]`` in lockstep).
         tic_log: per player ``{"tic": [...], "wall_ns": [...], "decide_ns": [...]}``: the engine's tic and the
-            monotonic time before every engine advance, and each decision's duration.
+            monotonic time before every tic its engine advanced, and each decision's duration.
     """
 
     scenario: str
@@ -214,20 +220,101 @@ class TicLog:
 
 
 class _MatchConfig:
-    """Configurer: the match's length, the mode (synchronous, or real time with a person), a window for a human."""
+    """Configurer: the match's length, the mode (synchronous, or real time with a person), a window for a human.
 
-    def __init__(self, tics: int, realtime: bool, human: bool) -> None:
-        self.tics, self.realtime, self.human = tics, realtime, human
+    The host also gets the game's ``timelimit``, ending the map on the tic the episode time-out ends it
+    (the engine's counter starts an episode at the scenario's start time, known once its config is loaded).
+    """
+
+    def __init__(self, tics: int, realtime: bool, human: bool, hosting: bool) -> None:
+        self.tics, self.realtime, self.human, self.hosting = tics, realtime, human, hosting
 
     def configure(self, game: Any) -> None:
         import vizdoom as vzd
 
         if self.tics:
             game.set_episode_timeout(int(self.tics))
+            if self.hosting:
+                game.add_game_args(time_limit_arg(max(1, int(game.get_episode_start_time())) + int(self.tics)))
         if self.human:
             game.set_mode(vzd.Mode.ASYNC_SPECTATOR)
         elif self.realtime:
             game.set_mode(vzd.Mode.ASYNC_PLAYER)
+
+
+class LockstepSession:
+    """A player's session as the rollout loop sees it: the engine advances one tic per pass of ``pace``.
+
+    A decision holds its buttons ``game.frame_skip`` tics and a dead player presses ``USE`` one tic at a
+    time; if each advance passed the barrier once, players with different holds would pass it different
+    numbers of times per tic and wait on each other for good. Here every call that advances the engine is
+    split into single tics, each after one pass of ``pace``, so every engine steps exactly one tic per pass
+    whatever the players' frame skips. Each tic updates the engine's state, so the episode's end (time or
+    frag limit) is seen on the tic it happens, inside a hold too: the rest of the hold is dropped without
+    passing the barrier, on the same tic for every player. Everything else is the wrapped
+    :class:`golem.runtime.session.Session`'s.
+
+    Args:
+        session: the started session.
+        pace: called before every tic (a :class:`TicBarrier`, or anything that logs or waits).
+
+    Attributes:
+        start_tic: the engine's tic counter when the episode started (``game.get_episode_time()``).
+        alive_tics: tics the engine ran with the player alive before them (by the engine's counter).
+    """
+
+    def __init__(self, session: Any, pace: Callable[[], None]) -> None:
+        self._session, self._pace = session, pace
+        self.start_tic = 0
+        self.alive_tics = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._session, name)
+
+    def new_episode(self, seed: int | None = None) -> None:
+        """Start the episode and note the engine's tic counter."""
+        self._session.new_episode(seed)
+        self.start_tic = int(self._session.game.get_episode_time())
+        self.alive_tics = 0
+
+    def act(self, action: Sequence[int], tics: int | None = None) -> float:
+        """Hold ``action`` for ``tics`` tics (default ``game.frame_skip``), one barrier pass each; the reward summed."""
+        hold = int(self._session.settings.game.frame_skip) if tics is None else int(tics)
+        reward = 0.0
+        for _ in range(hold):
+            if self._finished():  # the match ended inside the hold: every player stops on this tic
+                break
+            reward += self._tic(lambda: self._session.act(action, 1))
+        return reward
+
+    def advance(self, tics: int = 1) -> None:
+        """Advance ``tics`` tics without acting (a person drives), one barrier pass each."""
+        for _ in range(int(tics)):
+            if self._finished():
+                break
+            self._tic(lambda: self._session.advance(1))
+
+    def _finished(self) -> bool:
+        return bool(self._session.game.is_episode_finished())
+
+    def _tic(self, advance: Callable[[], float | None]) -> float:
+        """Pass ``pace``, advance the engine one call, count the tics it ran if the player was alive; the reward."""
+        game = self._session.game
+        alive, before = not game.is_player_dead(), int(game.get_episode_time())
+        self._pace()
+        reward = advance()
+        if alive:  # the engine's counter: the netcode alone may run two tics in one call; the map's end reads 0
+            after = int(game.get_episode_time())
+            self.alive_tics += after - before if after > before else 1
+        return float(reward or 0.0)
+
+
+def _paced_by_session() -> None:
+    """The rollout loop's ``pace``: nothing, :class:`LockstepSession` passes the barrier before every tic.
+
+    Giving the loop a pace at all makes a dead player respawn through the session, one ``USE`` tic at a
+    time, instead of ``respawn_player()``, which runs several tics on its own.
+    """
 
 
 class _Bots(Observer):
@@ -262,12 +349,14 @@ def _policy(spec: PlayerSpec, settings: Any, registry: Any, seed: int) -> Any:
 
 
 def _engine_args(plan: MatchPlan, index: int, spec: PlayerSpec) -> list[str]:
-    if plan.join is None and index == 0:
+    if plan.join is not None:
+        return join_args(plan.join, name=spec.name)
+    assert plan.port is not None, "play_match picks the port before any player starts"
+    if index == 0:
         experts = any(p.kind == "expert" for p in plan.players)
         return host_args(plan.slots, plan.port, plan.rules, name=spec.name, frag_limit=plan.frag_limit,
-                         cheats_off=not experts, time_limit_min=plan.tics / TICS_PER_MINUTE if plan.tics else None)
-    address = plan.join if plan.join is not None else Address("127.0.0.1", plan.port)
-    return join_args(address, name=spec.name)
+                         cheats_off=not experts)
+    return join_args(Address("127.0.0.1", plan.port), name=spec.name)
 
 
 def _player_main(parent: int, plan: MatchPlan, index: int, barrier: Any, progress: Any, engine_pids: Any,
@@ -334,10 +423,10 @@ def _play(plan: MatchPlan, index: int, spec: PlayerSpec, barrier: Any, progress:
     policy = _policy(spec, settings, registry, plan.seed + index)
     wants_sensors = plan.record or spec.kind == "model"
     sensors = build_sensors(settings, registry) if wants_sensors else []
-    configurers: list[Any] = [_MatchConfig(plan.tics, plan.realtime, human)]
+    hosting = plan.join is None and index == 0
+    configurers: list[Any] = [_MatchConfig(plan.tics, plan.realtime, human, hosting)]
     if spec.kind == "expert":
         configurers.append(policy)
-    hosting = plan.join is None and index == 0
     try:
         session = Session(settings, sensors, scenario=plan.scenario, doom_map=plan.doom_map, seed=plan.seed,
                           visible=human, configurers=configurers, extra_args=_engine_args(plan, index, spec))
@@ -371,9 +460,10 @@ def _play(plan: MatchPlan, index: int, spec: PlayerSpec, barrier: Any, progress:
             pace()
             progress[index] = pace.tic[-1]
 
+        paced = LockstepSession(session, step)
         started = time.perf_counter()
         try:
-            result = run_episode(session, timed, plan.seed, observers=observers, pace=step)
+            result = run_episode(paced, timed, plan.seed, observers=observers, pace=_paced_by_session)
         finally:
             if writer is not None:
                 writer.close()
@@ -386,9 +476,9 @@ def _play(plan: MatchPlan, index: int, spec: PlayerSpec, barrier: Any, progress:
             "frags": int(game.get_game_variable(GameVariable.FRAGCOUNT)),
             "deaths": int(game.get_game_variable(GameVariable.DEATHCOUNT)),
             "kills": result.kills,
-            "tics": result.tics,
-            # After a frag limit ends the map the engine reports tic 0: the last step's tic is the match's length.
-            "game_tics": max(int(game.get_episode_time()), pace.tic[-1] + 1 if pace.tic else 0),
+            "tics": paced.alive_tics,
+            # After a frag limit ends the map the engine reports tic 0: then the tic after the last one advanced.
+            "game_tics": max(int(game.get_episode_time()), pace.tic[-1] + 1 if pace.tic else 0) - paced.start_tic,
             "seconds": seconds,
             "frags_by_slot": frags_by_slot,
             "engine_pids": sorted(session.engine_pids),
@@ -508,6 +598,8 @@ def play_match(
     if plan.join is None:
         if plan.slots < len(plan.players):
             raise GolemError(f"--host {plan.slots} is fewer players than the {len(plan.players)} started here")
+        plan = replace(plan, port=host_port(plan.port, all_local=plan.slots == len(plan.players)))
+        assert plan.port is not None
         check_port_free(plan.port)
     ctx = mp.get_context("spawn")  # players run torch: never fork
     n = len(plan.players)
@@ -620,4 +712,4 @@ def _report(plan: MatchPlan, done: dict[int, dict[str, Any]]) -> tuple[MatchRepo
     return report, episodes
 
 
-__all__ = ["MatchPlan", "MatchReport", "PlayerReport", "PlayerSpec", "TicLog", "play_match"]
+__all__ = ["LockstepSession", "MatchPlan", "MatchReport", "PlayerReport", "PlayerSpec", "TicLog", "play_match"]

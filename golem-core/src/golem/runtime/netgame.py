@@ -15,10 +15,24 @@ engines up to a thousand tics apart at the same step). A slower host holds
 the joiners back by itself. A :class:`TicBarrier` shared by the players one
 command starts restores exact lockstep: every player hands the engine its
 command for tic ``t`` only once all have decided tic ``t``, so every engine
-steps exactly one tic per decision and a slow player slows the match instead
-of skipping tics. Players joining from another command (another machine, a
-person) are held by the netcode only; an agent's CfC then integrates the tics
-that really passed (``game.timespans = engine``).
+steps exactly one tic per pass of the barrier and a slow player slows the
+match instead of skipping tics. A decision held for ``k`` tics (frame skip
+``k``) is handed to the engine one tic at a time, one pass each: players with
+different frame skips, or a dead one pressing ``USE``, pass the barrier the
+same number of times per tic (with one multi-tic ``make_action`` per
+decision their passes drift apart and the match stalls). Players joining
+from another command (another machine, a person) are held by the netcode
+only; an agent's CfC then integrates the tics that really passed
+(``game.timespans = engine``).
+
+What is exposed: the engine binds its UDP socket to every interface
+(``INADDR_ANY`` in ``i_net.cpp``; there is no bind-address option and no join
+password). The host's socket, on ``-port``, accepts the first ``N - 1``
+connection requests from any address while it waits for its players; after
+the game starts every engine drops packets from addresses that are not
+players. Each joining engine listens on a random port of every interface.
+An all-local match therefore hosts on a random free port rather than Doom's
+well-known 5029 (:func:`host_port`); see ``docs/multiplayer-network.md``.
 """
 
 from __future__ import annotations
@@ -32,8 +46,10 @@ from typing import Any, Literal
 
 from golem.errors import GolemError
 
-#: Doom's network port.
+#: Doom's network port: where a match that others join is hosted unless ``--port`` says otherwise.
 DEFAULT_PORT = 5029
+#: Engine tics per minute of game (the unit of the engine's ``timelimit``).
+TICS_PER_MINUTE = 35 * 60
 #: Deathmatch rules: respawn at once, far from the killer, no auto-aim, no cheats (``state.objects`` stays empty
 #: unless an expert switches cheats back on for its own engine — see :func:`host_args`).
 DEATHMATCH_ARGS = (
@@ -88,7 +104,7 @@ def parse_address(text: str, default_port: int = DEFAULT_PORT) -> Address:
 def check_port_free(port: int) -> None:
     """Fail with one line if the UDP ``port`` the host would listen on is taken.
 
-    The engine listens on every interface; a taken port makes it quit inside ``init()``.
+    The engine listens on every interface (``INADDR_ANY``); a taken port makes it quit inside ``init()``.
 
     Raises:
         GolemError: the port is in use (another match, another game).
@@ -112,23 +128,39 @@ def free_port() -> int:
         probe.close()
 
 
-def host_args(players: int, port: int, rules: Rules, *, name: str, time_limit_min: float | None = None,
-              frag_limit: int | None = None, cheats_off: bool = True) -> list[str]:
+def host_port(requested: int | None, *, all_local: bool) -> int:
+    """The UDP port a host listens on: ``requested``, else a random free one when every player of the match
+    starts on this machine (nobody needs to know it), else :data:`DEFAULT_PORT` (people joining expect it)."""
+    if requested is not None:
+        return int(requested)
+    return free_port() if all_local else DEFAULT_PORT
+
+
+def time_limit_arg(end_tic: int) -> str:
+    """The host's ``+timelimit`` that ends the map when the engine's tic counter reaches ``end_tic``.
+
+    The engine ends a deathmatch map at ``level.maptime >= (int)(timelimit * 35 * 60)`` (``p_spec.cpp``),
+    computed in single precision from a value in minutes; half a tic more than ``end_tic`` keeps the
+    truncation on ``end_tic``. The counter reads ``game.get_episode_start_time()`` (at least 1) when an
+    episode starts, so a match of ``T`` tics ends at ``start + T``, the tic its episode time-out ends it.
+    """
+    return f"+timelimit {(int(end_tic) + 0.5) / TICS_PER_MINUTE:.9g}"
+
+
+def host_args(players: int, port: int, rules: Rules, *, name: str, frag_limit: int | None = None,
+              cheats_off: bool = True) -> list[str]:
     """Engine arguments of the player that hosts ``players`` players (itself included) on ``port``.
 
     Args:
         players: human and agent players in the match (bots are added after the start, not counted).
         rules: ``deathmatch`` or ``coop``.
         name: the host player's name in the game.
-        time_limit_min: the engine's ``timelimit`` in minutes (the match also ends at its tic limit).
         frag_limit: the engine's ``fraglimit``: the match ends when a player reaches it.
         cheats_off: ``+viz_nocheat 1`` (no privileged object lists in any engine); experts need it off.
     """
     args = [f"-host {int(players)}", f"-port {int(port)}", *(DEATHMATCH_ARGS if rules == "deathmatch" else COOP_ARGS)]
     if cheats_off:
         args.append("+viz_nocheat 1")
-    if time_limit_min is not None:
-        args.append(f"+timelimit {time_limit_min:g}")
     if frag_limit is not None:
         args.append(f"+fraglimit {int(frag_limit)}")
     args.append(f"+name {name}")
@@ -147,8 +179,8 @@ class MatchAborted(GolemError):
 class TicBarrier:
     """All local players pass it together before each tic, so their engines stay in lockstep; it logs each tic.
 
-    Used as :func:`golem.runtime.rollout.run_episode`'s ``pace``: called before every call that advances
-    the engine (decisions and respawn presses alike).
+    Called before every tic a player's engine advances (decisions, each tic of a held decision and respawn
+    presses alike; see :class:`golem.runtime.match.LockstepSession`).
 
     Args:
         barrier: a ``multiprocessing`` barrier for the number of local players (``None``: one player,
@@ -158,8 +190,8 @@ class TicBarrier:
         clock: the engine's tic now (``game.get_episode_time``).
 
     Attributes:
-        tic: per engine advance, the engine's tic before it.
-        wall_ns: per engine advance, ``time.perf_counter_ns()`` when the barrier let it through
+        tic: per tic advanced, the engine's tic counter before it.
+        wall_ns: per tic advanced, ``time.perf_counter_ns()`` when the barrier let it through
             (CLOCK_MONOTONIC: comparable between the processes of one machine).
     """
 
@@ -188,6 +220,7 @@ class TicBarrier:
 
 __all__ = [
     "DEFAULT_PORT",
+    "TICS_PER_MINUTE",
     "Address",
     "MatchAborted",
     "Rules",
@@ -195,6 +228,8 @@ __all__ = [
     "check_port_free",
     "free_port",
     "host_args",
+    "host_port",
     "join_args",
     "parse_address",
+    "time_limit_arg",
 ]
