@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import lmdb
@@ -15,7 +16,7 @@ import pytest
 from golem.errors import GolemError
 from golem.profiles import BASIC
 from golem.data.store import SCHEMA_VERSION, EpisodeMeta, TrajectoryStore
-from golem.data.store.lmdb_store import chunk_key
+from golem.data.store.lmdb_store import chunk_key, episode_key
 from golem.data.arrays import array_rules
 from golem.plugins import load_plugins
 
@@ -294,3 +295,115 @@ def test_readers_run_alongside_a_writer(store: TrajectoryStore) -> None:
         for proc in procs:
             if proc.poll() is None:
                 proc.kill()
+
+
+def test_nan_or_inf_rewards_write_nothing(store: TrajectoryStore) -> None:
+    for bad in (np.nan, np.inf, -np.inf):
+        arrays = make_episode(6)
+        arrays["rewards"][3] = bad
+        with pytest.raises(GolemError, match="'rewards' holds NaN or Inf \\(first at step 3\\)"):
+            store.write_episode(make_meta(), arrays, RULES)
+    assert len(store) == 0 and store.verify().chunks_checked == 0
+
+
+def test_metadata_json_cannot_hold_writes_nothing(store: TrajectoryStore) -> None:
+    meta = make_meta()
+    meta.extra["when"] = object()
+    with pytest.raises(GolemError, match="cannot be stored as JSON"):
+        store.write_episode(meta, make_episode(6), RULES)
+    assert len(store) == 0 and store.verify().chunks_checked == 0
+    assert store.write_episode(make_meta(), make_episode(6), RULES) == 0  # the id was not used up
+
+
+def test_a_short_chunk_names_its_episode(tmp_path: Path) -> None:
+    path = tmp_path / "demos"
+    with TrajectoryStore.create(path, chunk_steps=8) as store:
+        store.write_episode(make_meta(), make_episode(5, seed=1), RULES)
+        store.write_episode(make_meta(), make_episode(21, seed=2), RULES)
+    # Episode 1 as a store written without checksums would hold it after a torn chunk: 3 steps of chunk 1.
+    env = lmdb.open(str(path), max_dbs=4, map_size=1 << 30)
+    episodes, chunks = env.open_db(b"episodes"), env.open_db(b"chunks")
+    with env.begin(write=True) as txn:
+        record = json.loads(txn.get(episode_key(1), db=episodes))
+        record["checksums"] = {}
+        txn.put(episode_key(1), json.dumps(record).encode(), db=episodes)
+        whole = txn.get(chunk_key(1, "frames", 1), db=chunks)
+        txn.put(chunk_key(1, "frames", 1), whole[: 3 * 3 * 64 * 64], db=chunks)
+    env.close()
+    with TrajectoryStore.open(path) as store:
+        assert store.read(0, "frames").shape == (5, 3, 64, 64)  # the other episode reads
+        for read in (
+            lambda: store.read(1, "frames", 9, 12),  # inside the short chunk
+            lambda: store.read(1, "frames", 4, 12),  # across into it
+            lambda: store.read(1, "frames"),
+        ):
+            with pytest.raises(GolemError, match="episode 1: chunk 1 of 'frames' is shorter .*golem data verify"):
+                read()
+        with store.reader() as r:
+            with pytest.raises(GolemError, match="episode 1: chunk 1 of 'frames' is shorter"):
+                r.view(1, "frames", 9, 12)
+            out = np.empty((2, 6, 3, 64, 64), np.uint8)
+            with pytest.raises(GolemError, match="episode 1: chunk 1 of 'frames' is shorter"):
+                r.read_batch(out, [store.get(0), store.get(1)], [0, 8], [5, 6], "frames")
+        report = store.verify()
+        assert list(report.problems) == [1] and "chunk 1 has 36864 bytes, expected 98304" in report.problems[1][0]
+
+
+def test_seeds_continue_after_stored_and_reserved_ones(store: TrajectoryStore) -> None:
+    assert store.reserve_seeds("basic", 0, 3) == [0, 1, 2]
+    assert store.reserve_seeds("basic", 0, 2) == [3, 4]  # reserved, not yet stored: still taken
+    assert store.reserve_seeds("basic", 10, 1) == [10]  # a later first seed is kept
+    assert store.reserve_seeds("other", 0, 2) == [0, 1]  # per scenario
+    assert store.reserve_seeds("basic", 2, 2, exact=True) == [2, 3]  # asked for: exactly those
+    assert store.reserve_seeds("basic", 20, 3, exact=True) == [20, 21, 22]
+    assert store.reserve_seeds("basic", 0, 1) == [23]  # continuing passes the asked-for ones by
+    meta = make_meta()
+    meta.seed = 40
+    store.write_episode(meta, make_episode(3), RULES)  # imported or recorded elsewhere with a seed
+    assert store.reserve_seeds("basic", 0, 1) == [41]
+    with pytest.raises(GolemError, match="largest, 4294967295"):
+        store.reserve_seeds("basic", 2**32 - 2, 3, exact=True)
+
+
+def test_reserved_seeds_outlive_the_store_object(tmp_path: Path) -> None:
+    with TrajectoryStore.create(tmp_path / "demos") as store:
+        assert store.reserve_seeds("basic", 5, 4) == [5, 6, 7, 8]
+    with TrajectoryStore.open(tmp_path / "demos", readonly=True) as store:
+        with pytest.raises(GolemError, match="read-only"):
+            store.reserve_seeds("basic", 0, 1)
+    with TrajectoryStore.open(tmp_path / "demos", readonly=False) as store:
+        assert store.reserve_seeds("basic", 0, 2) == [9, 10]
+
+
+RESERVER = textwrap.dedent(
+    """
+    import json, sys, time
+    from golem.data.store import TrajectoryStore
+    path, rounds, go = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+    got = []
+    with TrajectoryStore.open(path, readonly=False) as store:
+        while time.time() < go:  # both processes start reserving at the same moment
+            time.sleep(0.001)
+        for _ in range(rounds):
+            got += store.reserve_seeds("basic", 0, 3)
+    print(json.dumps(got), flush=True)
+    """
+)
+
+
+def test_two_processes_reserving_seeds_never_share_one(tmp_path: Path) -> None:
+    path = tmp_path / "demos"
+    TrajectoryStore.create(path).close()
+    go = time.time() + 3.0
+    procs = [subprocess.Popen([sys.executable, "-c", RESERVER, str(path), "60", str(go)], stdout=subprocess.PIPE,
+                              text=True) for _ in range(2)]
+    try:
+        got = [json.loads(proc.communicate(timeout=120)[0].strip().splitlines()[-1]) for proc in procs]
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+    assert all(proc.returncode == 0 for proc in procs)
+    assert len(got[0]) == len(got[1]) == 180
+    assert not set(got[0]) & set(got[1])
+    assert sorted(got[0] + got[1]) == list(range(360))  # nothing skipped either

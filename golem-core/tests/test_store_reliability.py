@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -208,3 +209,84 @@ def test_missing_store_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert result.exit_code == 2
     assert f"error: no trajectory store at {tmp_path / 'none'}" in result.output
     assert not (tmp_path / "none").exists()
+
+
+FILLER = textwrap.dedent(
+    """
+    import sys
+    import numpy as np
+    from golem.data.store import EpisodeMeta, TrajectoryStore, lmdb_store
+    from golem.errors import GolemError
+    # The free-space check before a write is defeated, as when another program takes the space between the
+    # check and the commit: LMDB's commit itself then fails (EIO).
+    lmdb_store._WRITE_SLACK = -int(sys.argv[2])
+    rng = np.random.default_rng(0)
+    written = 0
+    with TrajectoryStore.create(sys.argv[1]) as store:
+        for n in range(1000):
+            meta = EpisodeMeta(profile="basic", action_names=["a"], scenario="basic")
+            try:
+                store.write_episode(meta, {"actions": np.zeros((40, 1), np.uint8),
+                                           "frames": rng.integers(0, 256, (40, 3, 64, 64), dtype=np.uint8)})
+            except GolemError as exc:
+                print("refused", exc, flush=True)
+                break
+            written += 1
+    with TrajectoryStore.open(sys.argv[1]) as store:
+        print("kept", written, len(store), store.verify().ok, flush=True)
+    """
+)
+
+
+def _on_a_small_disk(tmp_path: Path, size: str, command: str) -> subprocess.CompletedProcess[str]:
+    """Run ``command`` (sh) with a tmpfs of ``size`` mounted at ``tmp_path/disk``, in a private mount namespace."""
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        pytest.skip("a real full disk needs a tmpfs mount (root and unshare)")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    proc = subprocess.run(
+        ["unshare", "--mount", "sh", "-c", f"mount -t tmpfs -o size={size} tmpfs {disk} || exit 77; {command}"],
+        capture_output=True, text=True, timeout=180, env=_clean_env(),
+    )
+    if proc.returncode == 77:
+        pytest.skip(f"cannot mount a tmpfs here: {proc.stderr.strip()}")
+    return proc
+
+
+def _clean_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("GOLEM_")}
+
+
+@pytest.mark.slow
+def test_import_onto_a_full_disk_says_so_in_one_line(tmp_path: Path) -> None:
+    big = _good(tmp_path / "big.npz", T=400)  # about 4.7 MiB stored
+    small = _good(tmp_path / "small.npz", T=12)
+    golem = Path(sys.executable).with_name("golem")
+    store = tmp_path / "disk" / "demos"
+    proc = _on_a_small_disk(
+        tmp_path, "3m",
+        f"{golem} data import {small} --store {store} >/dev/null && "
+        f"{golem} data import {big} --store {store}; echo exit=$?; {golem} data list --store {store} --json",
+    )
+    err = proc.stderr.strip().splitlines()
+    assert len(err) == 1, proc.stderr
+    assert err[0].startswith(f"error: the disk holding trajectory store {store} is full (") and "free" in err[0], err[0]
+    assert "Input/output error" not in proc.stderr and "Traceback" not in proc.stderr
+    assert "exit=2" in proc.stdout
+    assert '"id": 0' in proc.stdout and '"id": 1' not in proc.stdout  # the store holds the first file alone
+
+
+@pytest.mark.slow
+def test_a_commit_that_fills_the_disk_says_the_disk_is_full(tmp_path: Path) -> None:
+    frame_bytes = 40 * 3 * 64 * 64
+    store = tmp_path / "disk" / "demos"
+    script = tmp_path / "filler.py"
+    script.write_text(FILLER)
+    proc = _on_a_small_disk(tmp_path, "4000k", f"{sys.executable} {script} {store} {frame_bytes}")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    refused = [line for line in lines if line.startswith("refused ")]
+    assert len(refused) == 1 and f"the disk holding trajectory store {store} is full" in refused[0], proc.stdout
+    assert "Input/output error" not in proc.stdout
+    kept = [line.split() for line in lines if line.startswith("kept ")]
+    assert kept and kept[0][1] == kept[0][2] and int(kept[0][1]) >= 1 and kept[0][3] == "True"  # intact

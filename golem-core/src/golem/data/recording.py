@@ -12,9 +12,11 @@ episode that completed.
 from __future__ import annotations
 
 import queue
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -233,14 +235,35 @@ def require_sensors(settings: GolemSettings) -> None:
 
 
 def continuing_seeds(store: TrajectoryStore, scenario: str, first: int, n: int) -> list[int]:
-    """``n`` seeds from ``first``, or from after the largest seed already stored for ``scenario`` if that is later.
+    """``n`` seeds from ``first``, or from after the largest seed stored or reserved for ``scenario`` if that is later.
 
     Recording again into a store then adds new episode starts instead of
-    byte-identical copies of the old ones.
+    byte-identical copies of the old ones; the seeds are reserved in the
+    store's write transaction (:meth:`TrajectoryStore.reserve_seeds`), so
+    recorders running at once on one store each get their own.
     """
-    stored = [i.meta.seed for i in store.episodes() if i.meta.scenario == scenario and i.meta.seed is not None]
-    start = max([first, *(int(s) + 1 for s in stored)])
-    return list(range(start, start + n))
+    return store.reserve_seeds(scenario, first, n)
+
+
+@contextmanager
+def _interrupts_deferred() -> Iterator[None]:
+    """Hold a Ctrl-C (SIGINT) that arrives inside the block until it ends, then raise it.
+
+    Around writing an episode and counting it, so an interrupt during the
+    commit cannot leave an episode stored but uncounted. Outside the main
+    thread (where no handler can be installed) the block runs as it is.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if caught:
+        raise KeyboardInterrupt
 
 
 def _episodes_in_process(
@@ -348,7 +371,11 @@ def record(
     ``on_episode(episode_id, episode)`` is called after each write (progress).
     """
     require_sensors(settings)
-    seeds = plan.seeds or [settings.game.seed + i for i in range(plan.episodes)]
+    if plan.seeds:
+        seeds = list(plan.seeds)
+        store.reserve_seeds(scenario, min(seeds), max(seeds) - min(seeds) + 1, exact=True)
+    else:  # asked for: game.seed + i, reproducible; reserved so that continuing recorders pass them by
+        seeds = store.reserve_seeds(scenario, settings.game.seed, plan.episodes, exact=True)
     if plan.workers > 1 and plan.demonstrator == "human":
         raise GolemError("--workers applies to experts; a human records in one window")
     if plan.workers > 1 and plan.learner is not None:
@@ -377,10 +404,11 @@ def record(
     next_index = 0
 
     def write(episode: Episode) -> None:
-        eid = store.write_episode(episode.meta, episode.arrays, rules)
-        ids.append(eid)
-        if on_episode is not None:
-            on_episode(eid, episode)
+        with _interrupts_deferred():  # stored, listed and reported together, or not at all
+            eid = store.write_episode(episode.meta, episode.arrays, rules)
+            ids.append(eid)
+            if on_episode is not None:
+                on_episode(eid, episode)
 
     try:
         for episode in source:
@@ -394,3 +422,4 @@ def record(
             write(pending.pop(index))
     log.info("record.done", episodes=len(ids), seconds=round(time.perf_counter() - started, 2))
     return ids
+

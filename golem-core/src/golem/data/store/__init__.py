@@ -9,22 +9,26 @@
 
 from golem.data.store.lmdb_store import DEFAULT_CHUNK_STEPS, MAP_SIZE, StoreReader, StoreStats, TrajectoryStore
 from golem.data.store.schema import (
+    MAX_SEED,
     SCHEMA_VERSION,
     SOURCES,
     ArraySpec,
     EpisodeInfo,
     EpisodeMeta,
+    MetaModel,
 )
 from golem.data.store.verify import VerifyReport
 
 __all__ = [
     "DEFAULT_CHUNK_STEPS",
     "MAP_SIZE",
+    "MAX_SEED",
     "SCHEMA_VERSION",
     "SOURCES",
     "ArraySpec",
     "EpisodeInfo",
     "EpisodeMeta",
+    "MetaModel",
     "StoreReader",
     "StoreStats",
     "TrajectoryStore",

@@ -2,7 +2,8 @@
 
 Layout (three named databases in one LMDB environment):
 
-* ``meta``     — ``schema_version``, ``chunk_steps``, ``next_id``, ``created`` (ASCII / JSON).
+* ``meta``     — ``schema_version``, ``chunk_steps``, ``next_id``, ``created`` (ASCII / JSON) and
+  ``reserved_seeds`` (JSON: scenario → the first seed no recorder has taken yet).
 * ``episodes`` — key ``id`` (8-byte big-endian) → JSON of :class:`EpisodeInfo`.
 * ``chunks``   — key ``id`` (8 B BE) + array name + ``\\0`` + chunk index (4 B BE) →
   raw C-order bytes of ``chunk_steps`` contiguous steps (the last chunk may be short).
@@ -10,14 +11,20 @@ Layout (three named databases in one LMDB environment):
 An episode is written in one write transaction, so readers see it whole or not
 at all, and a killed writer loses at most the episode in progress. Readers open
 the environment read-only with LMDB's lock file, so many of them run alongside
-one writer; they read chunk buffers straight from the memory map.
+one writer; they read chunk buffers straight from the memory map. Writers in
+several processes take turns (LMDB's writer lock); seeds are handed out in a
+write transaction (:meth:`TrajectoryStore.reserve_seeds`), so two recorders on
+one store never play the same seed.
 """
 
 from __future__ import annotations
 
+import errno
 import json
+import shutil
 import struct
 import sys
+import time
 import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -32,19 +39,26 @@ import structlog
 from golem.errors import GolemError
 if TYPE_CHECKING:
     from golem.data.arrays import ArrayRule
-from golem.data.store.schema import SCHEMA_VERSION, ArraySpec, EpisodeInfo, EpisodeMeta, normalise_arrays, utc_now
+from golem.data.store.schema import (
+    MAX_SEED, SCHEMA_VERSION, ArraySpec, EpisodeInfo, EpisodeMeta, normalise_arrays, utc_now,
+)
 
 log = structlog.get_logger(__name__)
 
 #: Virtual size of the memory map. Sparse: disk use follows the data, not this number.
 MAP_SIZE = (1 << 40) if sys.maxsize > 2**32 else (1 << 30)
 DEFAULT_CHUNK_STEPS = 64
+#: Seconds :meth:`TrajectoryStore.open_or_create` waits for another process's creation of the store to commit.
+CREATE_WAIT_S = 2.0
 
 _META = b"meta"
 _EPISODES = b"episodes"
 _CHUNKS = b"chunks"
 _ID = struct.Struct(">Q")
 _CI = struct.Struct(">I")
+_RESERVED = b"reserved_seeds"
+#: Room LMDB needs beyond an episode's array bytes (pages, the record, copy-on-write of the tree).
+_WRITE_SLACK = 1 << 20
 
 
 def episode_key(episode_id: int) -> bytes:
@@ -62,6 +76,67 @@ def parse_chunk_key(key: bytes) -> tuple[int, str, int]:
     return _ID.unpack_from(key)[0], bytes(key[8:-5]).decode(errors="replace"), _CI.unpack_from(key, len(key) - 4)[0]
 
 
+def decode_info(episode_id: int, raw: bytes | memoryview) -> EpisodeInfo:
+    """An episode record (JSON of :class:`EpisodeInfo`) as read from the ``episodes`` database.
+
+    Raises:
+        GolemError: the record is not JSON, not an episode record, or its metadata fails
+            :class:`golem.data.store.schema.MetaModel` (one line naming the episode).
+    """
+    try:
+        return EpisodeInfo.from_dict(json.loads(bytes(raw)))
+    except GolemError as exc:
+        detail = str(exc)
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:  # not JSON, or not a record
+        detail = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'malformed'}"
+    raise GolemError(f"episode {episode_id} has unreadable metadata ({detail})")
+
+
+def _short_chunk(info: EpisodeInfo, key: str, index: int) -> GolemError:
+    return GolemError(f"episode {info.id}: chunk {index} of {key!r} is shorter than the episode's {info.length} "
+                      "steps say; run `golem data verify`")
+
+
+def _free_bytes(path: Path) -> int | None:
+    """Bytes free on the disk holding ``path`` (``None`` when the system cannot say)."""
+    try:
+        return int(shutil.disk_usage(path).free)
+    except OSError:
+        return None
+
+
+def _disk_full(path: Path, free: int, need: int) -> GolemError:
+    return GolemError(
+        f"the disk holding trajectory store {path} is full ({_bytes(free)} free, the write needs about "
+        f"{_bytes(need)}): free some space or pass --store on another disk; nothing of this write was stored"
+    )
+
+
+def _write_failed(path: Path, exc: lmdb.Error, need: int) -> GolemError:
+    """The error for a failed write transaction: a full disk said as such, anything else as LMDB says it.
+
+    LMDB reports a failed ``pwrite`` at commit as EIO (``mdb_txn_commit: Input/output error``) even when the
+    cause was ENOSPC, so the free space decides as well as the errno.
+    """
+    text = str(exc)
+    free = _free_bytes(path)
+    full = getattr(exc, "errno", None) == errno.ENOSPC or "No space left" in text
+    if not full and (isinstance(exc, (lmdb.DiskError, lmdb.PanicError)) or "Input/output error" in text):
+        full = free is not None and free < need
+    if full:
+        log.error("store.disk_full", path=str(path), free=free, need=need)
+        return _disk_full(path, free if free is not None else 0, need)
+    return GolemError(f"could not write to trajectory store {path}: {exc}")
+
+
+def _bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TiB"
+
+
 @dataclass(frozen=True)
 class StoreStats:
     """Totals of a store: ``bytes`` is array data, ``file_bytes`` the size of ``data.mdb`` on disk."""
@@ -77,6 +152,10 @@ class StoreStats:
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
+
+
+class _CreatedMeanwhile(Exception):
+    """Raised inside :meth:`TrajectoryStore.create`'s transaction to abort it: the store exists already."""
 
 
 class StoreReader:
@@ -118,7 +197,10 @@ class StoreReader:
         cs = info.chunk_steps
         if start // cs == (stop - 1) // cs:
             index = start // cs
-            return self._frombuffer(self._chunk(info, key, index), spec, start - index * cs, stop - start)
+            buf = self._chunk(info, key, index)
+            if (start - index * cs + stop - start) * spec.step_bytes > len(buf):
+                raise _short_chunk(info, key, index)
+            return self._frombuffer(buf, spec, start - index * cs, stop - start)
         out = np.empty((stop - start, *spec.step_shape), dtype=spec.dtype)
         self.read_into(out, info, key, start)
         return out
@@ -150,7 +232,7 @@ class StoreReader:
             offset = (start - index * cs) * step_bytes
             if buf is None or offset + length * step_bytes > len(buf):
                 self._chunk(info, key, index)
-                raise GolemError("a chunk is shorter than its episode says; run `golem data verify`")
+                raise _short_chunk(info, key, index)
             if (info.id, key, index) not in verified:
                 check(info, key, index, buf)
             out[...] = np.frombuffer(buf, dtype=dtype, count=length * items, offset=offset).reshape(out.shape)
@@ -167,7 +249,7 @@ class StoreReader:
                 check(info, key, index, buf)
             offset = (s - first) * step_bytes
             if offset + (e - s) * step_bytes > len(buf):
-                raise GolemError("a chunk is shorter than its episode says; run `golem data verify`")
+                raise _short_chunk(info, key, index)
             flat = np.frombuffer(buf, dtype=dtype, count=(e - s) * items, offset=offset)
             out[s - start : e - start] = flat.reshape(e - s, *step_shape)
             s = e
@@ -239,7 +321,7 @@ class StoreReader:
                     src = chunks[(info.id, index)] = np.frombuffer(buf, dtype=np.uint8)
                 a, z = (s - first) * step_bytes, (e - first) * step_bytes
                 if z > src.shape[0]:
-                    raise GolemError("a chunk is shorter than its episode says; run `golem data verify`")
+                    raise _short_chunk(info, key, index)
                 row[pos:pos + z - a] = src[a:z]
                 pos += z - a
                 s = e
@@ -251,7 +333,7 @@ class StoreReader:
     def _frombuffer(buf: memoryview, spec: ArraySpec, offset_steps: int, steps: int) -> np.ndarray:
         items = int(np.prod(spec.step_shape, dtype=np.int64))
         dtype = np.dtype(spec.dtype)
-        if (offset_steps + steps) * spec.step_bytes > len(buf):
+        if (offset_steps + steps) * spec.step_bytes > len(buf):  # callers check first, naming the episode
             raise GolemError("a chunk is shorter than its episode says; run `golem data verify`")
         flat = np.frombuffer(buf, dtype=dtype, count=steps * items, offset=offset_steps * spec.step_bytes)
         return flat.reshape(steps, *spec.step_shape)
@@ -298,14 +380,23 @@ class TrajectoryStore:
             raise GolemError(f"{path} exists and is not a directory")
         path.mkdir(parents=True, exist_ok=True)
         env = cls._open_env(path, readonly=False)
-        with env.begin(write=True) as txn:
-            meta = env.open_db(_META, txn=txn)
-            env.open_db(_EPISODES, txn=txn)
-            env.open_db(_CHUNKS, txn=txn)
-            txn.put(b"schema_version", str(SCHEMA_VERSION).encode(), db=meta)
-            txn.put(b"chunk_steps", str(chunk_steps).encode(), db=meta)
-            txn.put(b"next_id", b"0", db=meta)
-            txn.put(b"created", utc_now().encode(), db=meta)
+        try:
+            with env.begin(write=True) as txn:
+                meta = env.open_db(_META, txn=txn)
+                if txn.get(b"schema_version", db=meta) is not None:  # another process created it just now
+                    raise _CreatedMeanwhile
+                env.open_db(_EPISODES, txn=txn)
+                env.open_db(_CHUNKS, txn=txn)
+                txn.put(b"schema_version", str(SCHEMA_VERSION).encode(), db=meta)
+                txn.put(b"chunk_steps", str(chunk_steps).encode(), db=meta)
+                txn.put(b"next_id", b"0", db=meta)
+                txn.put(b"created", utc_now().encode(), db=meta)
+        except _CreatedMeanwhile:
+            env.close()
+            raise GolemError(f"a trajectory store already exists at {path}") from None
+        except lmdb.Error as exc:
+            env.close()
+            raise _write_failed(path, exc, _WRITE_SLACK) from None
         log.info("store.created", path=str(path), chunk_steps=chunk_steps, schema_version=SCHEMA_VERSION)
         return cls(path, env, readonly=False)
 
@@ -338,8 +429,39 @@ class TrajectoryStore:
 
     @classmethod
     def open_or_create(cls, path: str | Path, chunk_steps: int = DEFAULT_CHUNK_STEPS) -> TrajectoryStore:
-        """Open ``path`` for writing, creating the store first when there is none."""
-        return cls.open(path, readonly=False) if cls.exists(path) else cls.create(path, chunk_steps)
+        """Open ``path`` for writing, creating the store first when there is none.
+
+        Two processes doing this at once on a new path get the one store: whichever comes second
+        opens the first one's, waiting up to :data:`CREATE_WAIT_S` for its creation to commit.
+        """
+        path = Path(path)
+        deadline = time.monotonic() + CREATE_WAIT_S
+        while True:
+            try:
+                return cls.open(path, readonly=False) if cls.exists(path) else cls.create(path, chunk_steps)
+            except GolemError:
+                if cls._initialised(path):
+                    return cls.open(path, readonly=False)
+                if not cls.exists(path) or time.monotonic() > deadline:  # not a store being created: say why
+                    raise
+                time.sleep(0.05)
+
+    @classmethod
+    def _initialised(cls, path: Path) -> bool:
+        """Whether ``path`` holds a store whose creating transaction has committed."""
+        if not cls.exists(path):
+            return False
+        try:
+            env = cls._open_env(path, readonly=True)
+        except GolemError:
+            return False
+        try:
+            cls._schema_of(env, path)
+            return True
+        except GolemError:
+            return False
+        finally:
+            env.close()
 
     @staticmethod
     def _open_env(path: Path, readonly: bool) -> lmdb.Environment:
@@ -407,6 +529,10 @@ class TrajectoryStore:
         cs = self.chunk_steps
         n_chunks = -(-T // cs)
         specs = {name: ArraySpec(dtype=arr.dtype.name, step_shape=tuple(arr.shape[1:])) for name, arr in arrays.items()}
+        need = sum(int(arr.nbytes) for arr in arrays.values()) + _WRITE_SLACK
+        free = _free_bytes(self.path)
+        if free is not None and free < need:  # refused before LMDB half-writes a commit it cannot finish
+            raise _disk_full(self.path, free, need)
         try:
             with self._env.begin(write=True) as txn:
                 episode_id = int(txn.get(b"next_id", db=self._meta))
@@ -418,10 +544,14 @@ class TrajectoryStore:
                         sums.append(zlib.crc32(raw))
                         txn.put(chunk_key(episode_id, name, index), raw, db=self._chunks)
                 info = EpisodeInfo(id=episode_id, meta=meta, arrays=specs, chunk_steps=cs, checksums=checksums)
-                txn.put(episode_key(episode_id), json.dumps(info.to_dict()).encode(), db=self._episodes)
+                try:
+                    record = json.dumps(info.to_dict()).encode()
+                except (TypeError, ValueError) as exc:  # an ``extra`` value JSON cannot hold; the txn aborts
+                    raise GolemError(f"episode metadata cannot be stored as JSON: {exc}") from None
+                txn.put(episode_key(episode_id), record, db=self._episodes)
                 txn.put(b"next_id", str(episode_id + 1).encode(), db=self._meta)
         except lmdb.Error as exc:
-            raise GolemError(f"could not write episode to {self.path}: {exc}") from None
+            raise _write_failed(self.path, exc, need) from None
         log.debug("store.episode_written", path=str(self.path), episode=episode_id, steps=T, source=meta.source)
         return episode_id
 
@@ -455,6 +585,71 @@ class TrajectoryStore:
     def _require_writable(self) -> None:
         if self.readonly:
             raise GolemError(f"trajectory store {self.path} is open read-only")
+
+    # --- seeds -----------------------------------------------------------
+
+    def reserve_seeds(self, scenario: str, first: int, n: int, exact: bool = False) -> list[int]:
+        """Hand out ``n`` engine seeds for ``scenario``, in one write transaction.
+
+        Without ``exact``: the seeds from ``first``, or from after every seed stored for ``scenario``
+        or reserved by an earlier call (this process's or another's) if that is later — two
+        recorders on one store never get the same seed. With ``exact``: ``first .. first + n - 1``
+        as asked (a reproducible recording), marked reserved so that later reservations follow them.
+        Seeds reserved by a recording that was interrupted are not handed out again.
+
+        Returns:
+            the seeds, ascending.
+
+        Raises:
+            GolemError: a read-only store, ``n < 0``, or seeds beyond the engine's ``0 .. 2**32 - 1``.
+        """
+        self._require_writable()
+        if n < 0 or first < 0:
+            raise GolemError(f"cannot reserve {n} seed(s) from {first}")
+        try:
+            with self._env.begin(write=True) as txn:
+                reserved = self._reserved(txn)
+                start = first
+                if not exact:
+                    start = max(first, int(reserved.get(scenario, 0)), self._after_stored(txn, scenario))
+                end = start + n
+                if end - 1 > MAX_SEED:
+                    raise GolemError(f"no seeds left for {scenario!r}: {n} from {start} pass the engine's "
+                                     f"largest, {MAX_SEED}")
+                if end > int(reserved.get(scenario, 0)):
+                    reserved[scenario] = end
+                    txn.put(_RESERVED, json.dumps(reserved, sort_keys=True).encode(), db=self._meta)
+        except lmdb.Error as exc:
+            raise _write_failed(self.path, exc, _WRITE_SLACK) from None
+        log.debug("store.seeds_reserved", path=str(self.path), scenario=scenario, first=start, n=n, exact=exact)
+        return list(range(start, end))
+
+    def _reserved(self, txn: lmdb.Transaction) -> dict[str, int]:
+        raw = txn.get(_RESERVED, db=self._meta)
+        if raw is None:
+            return {}
+        try:
+            reserved = json.loads(bytes(raw))
+            if not isinstance(reserved, dict) or not all(isinstance(v, int) for v in reserved.values()):
+                raise ValueError("not an object of seeds")
+        except ValueError:
+            # Rebuilt from the stored episodes' seeds: the record only ever runs ahead of them.
+            log.warning("store.reserved_seeds_unreadable", path=str(self.path))
+            return {}
+        return reserved
+
+    def _after_stored(self, txn: lmdb.Transaction, scenario: str) -> int:
+        """One past the largest seed stored for ``scenario`` (0 without any); unreadable records are skipped."""
+        after = 0
+        for key, raw in txn.cursor(db=self._episodes):
+            try:
+                meta = json.loads(bytes(raw))["meta"]
+                seed = meta.get("seed")
+                if meta.get("scenario") == scenario and isinstance(seed, int) and not isinstance(seed, bool):
+                    after = max(after, seed + 1)
+            except (ValueError, KeyError, TypeError, AttributeError):
+                continue  # `golem data verify` names it
+        return after
 
     # --- reading ---------------------------------------------------------
 
@@ -525,9 +720,15 @@ class TrajectoryStore:
         raw = txn.get(episode_key(episode_id), db=self._episodes)
         if raw is None:
             raise GolemError(f"no episode {episode_id} in {self.path}")
-        info = EpisodeInfo.from_dict(json.loads(bytes(raw)))
+        info = self._decode(episode_id, raw)
         self._cache[episode_id] = info
         return info
+
+    def _decode(self, episode_id: int, raw: bytes | memoryview) -> EpisodeInfo:
+        try:
+            return decode_info(episode_id, raw)
+        except GolemError as exc:
+            raise GolemError(f"{exc} in {self.path}; run `golem data verify`") from None
 
     def episodes(
         self, source: str | None = None, scenario: str | None = None, tags: Iterable[str] | None = None
@@ -538,7 +739,7 @@ class TrajectoryStore:
         with self._env.begin() as txn:
             for key, raw in txn.cursor(db=self._episodes):
                 episode_id = _ID.unpack_from(key)[0]
-                info = self._cache.get(episode_id) or EpisodeInfo.from_dict(json.loads(bytes(raw)))
+                info = self._cache.get(episode_id) or self._decode(episode_id, raw)
                 self._cache[episode_id] = info
                 if source is not None and info.meta.source != source:
                     continue

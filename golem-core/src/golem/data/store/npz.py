@@ -89,6 +89,8 @@ def load_npz(
     arrays: dict[str, np.ndarray] = {"actions": _actions(name, raw["actions"], options)}
     saved = _saved_meta(path, raw.get("meta"))
     recorded = saved.get("sensor_settings") or {}
+    if not isinstance(recorded, dict) or not all(isinstance(v, dict) for v in recorded.values()):
+        raise GolemError(f"{name}: 'meta' sensor_settings must map settings sections to objects")
     sensor_settings: dict[str, dict[str, Any]] = {}
     for key, value in raw.items():  # every sensor array in the file is kept, enabled or not
         if key in rules:
@@ -106,7 +108,10 @@ def load_npz(
         rewards = np.asarray(raw["rewards"])
         if rewards.ndim != 1 or rewards.dtype.kind not in "biuf":
             raise GolemError(f"{name}: 'rewards' must be numeric [T], got {rewards.dtype} {list(rewards.shape)}")
-        arrays["rewards"] = rewards.astype(np.float32)
+        with np.errstate(over="ignore"):  # a reward beyond float32 becomes Inf, refused next
+            arrays["rewards"] = rewards.astype(np.float32)
+        if not np.isfinite(arrays["rewards"]).all():
+            raise GolemError(f"{name}: 'rewards' holds NaN or Inf")
     lengths = {k: int(v.shape[0]) for k, v in arrays.items()}
     if len(set(lengths.values())) != 1:
         detail = ", ".join(f"{k}={v}" for k, v in lengths.items())
@@ -171,6 +176,8 @@ def _actions(name: str, actions: np.ndarray, options: ImportOptions) -> np.ndarr
             f"{name}: 'actions' has {actions.shape[1]} columns but profile {options.profile!r} has {width} actions"
         )
     if actions.dtype.kind == "f":
+        if not np.isfinite(actions).all():  # NaN > 0.5 is False: it would pass as a released button
+            raise GolemError(f"{name}: 'actions' holds NaN or Inf")
         return (actions > 0.5).astype(np.uint8)
     if actions.dtype.kind not in "biu" or (actions.size and not np.isin(actions, (0, 1)).all()):
         raise GolemError(f"{name}: 'actions' must hold 0/1 button states")
@@ -205,22 +212,31 @@ def _meta(
     path: Path, saved: Mapping[str, Any], options: ImportOptions, arrays: dict[str, np.ndarray],
     keys: Mapping[str, str],
 ) -> EpisodeMeta:
+    """The episode's metadata: the file's own values where it has them, else the importing options.
+
+    The file's values are checked by :class:`golem.data.store.schema.MetaModel` before anything is
+    combined with them, as a recorded episode's are.
+    """
     source = "recovery" if "recovery" in path.name.lower() else saved.get("source", options.source)
-    extra = dict(saved.get("extra") or {})
-    extra["imported_from"] = path.name
+    try:
+        meta = EpisodeMeta(
+            profile=options.profile,
+            action_names=list(options.action_names),
+            scenario=saved.get("scenario", options.scenario),
+            map=saved.get("map", options.map),
+            sensors=[s for s in options.sensors if keys.get(s) in arrays]
+            + [s for s, k in keys.items() if k in arrays and s not in options.sensors]
+            + [s for s in options.sensors if s not in keys],
+            source=source,
+            seed=saved.get("seed", options.seed),
+            created=saved.get("created") or utc_now(),
+            tags=saved.get("tags", []),
+            extra=saved.get("extra") or {},
+        )
+    except GolemError as exc:
+        raise GolemError(f"{path.name}: 'meta' {exc}") from None
+    meta.tags = sorted({*meta.tags, *options.tags})
+    meta.extra["imported_from"] = path.name
     if "episode" in saved:
-        extra["exported_episode"] = saved["episode"]
-    return EpisodeMeta(
-        profile=options.profile,
-        action_names=list(options.action_names),
-        scenario=saved.get("scenario", options.scenario),
-        map=saved.get("map", options.map),
-        sensors=[s for s in options.sensors if keys.get(s) in arrays]
-        + [s for s, k in keys.items() if k in arrays and s not in options.sensors]
-        + [s for s in options.sensors if s not in keys],
-        source=source,
-        seed=saved.get("seed", options.seed),
-        created=saved.get("created") or utc_now(),
-        tags=sorted({*saved.get("tags", []), *options.tags}),
-        extra=extra,
-    )
+        meta.extra["exported_episode"] = saved["episode"]
+    return meta

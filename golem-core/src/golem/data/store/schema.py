@@ -7,11 +7,15 @@ shape of *one step*; the step axis ``T`` is the episode length.
 from __future__ import annotations
 
 import datetime as _dt
+import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Optional
 
 import numpy as np
+from pydantic import (
+    AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictStr, ValidationError,
+)
 
 from golem.errors import GolemError
 
@@ -33,9 +37,94 @@ CORE_ARRAYS: dict[str, tuple[np.dtype[Any], tuple[int | None, ...]]] = {
 }
 
 
+#: Engine seeds are unsigned 32-bit integers (ViZDoom's ``set_seed``).
+MAX_SEED = 2**32 - 1
+
+
 def utc_now() -> str:
     """The current time as ISO-8601 UTC, seconds precision (``2026-01-01T12:00:00+00:00``)."""
     return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+
+
+# --- metadata checks -----------------------------------------------------
+
+
+def _integer(value: Any) -> Any:
+    """An int (numpy integers included), never a bool, float or string: those fail as they come."""
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError("must be a whole number (an integer, not a float, bool or string)")
+    return value
+
+
+def _number(value: Any) -> Any:
+    """A finite int or float (numpy scalars included), never a bool or string."""
+    if isinstance(value, (np.integer, np.floating)):
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError("must be a number")
+    if not math.isfinite(value):
+        raise ValueError("must be finite (not NaN or Inf)")
+    return float(value)
+
+
+def _iso_time(value: str) -> str:
+    try:
+        _dt.datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError("must be an ISO-8601 time such as 2026-01-01T12:00:00+00:00") from None
+    return value
+
+
+def _flag(value: Any) -> Any:
+    """numpy's bool as Python's; anything else as it comes (StrictBool refuses 0/1 and text)."""
+    return bool(value) if isinstance(value, np.bool_) else value
+
+
+_Int = Annotated[int, BeforeValidator(_integer)]
+_Flag = Annotated[StrictBool, BeforeValidator(_flag)]
+_Name = Annotated[StrictStr, Field(min_length=1)]
+
+
+class MetaModel(BaseModel):
+    """The types and ranges of :class:`EpisodeMeta`'s fields, checked for every episode however it is made.
+
+    Recorded episodes, imported files and records read back from a store all
+    pass it (``EpisodeMeta.__post_init__``), so a value that would break a
+    reader later (a list for ``scenario``, a float ``seed``) is refused where
+    it enters.
+    """
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    profile: _Name
+    action_names: Annotated[list[StrictStr], Field(min_length=1)]
+    scenario: _Name
+    source: Source
+    sensors: list[StrictStr]
+    map: Optional[StrictStr]
+    seed: Optional[Annotated[_Int, Field(ge=0, le=MAX_SEED)]]
+    length: Annotated[_Int, Field(ge=0)]
+    total_return: Annotated[float, BeforeValidator(_number)]
+    created: Annotated[StrictStr, AfterValidator(_iso_time)]
+    tags: list[StrictStr]
+    extra: dict[StrictStr, Any]
+    terminated: Optional[_Flag]
+    truncated: Optional[_Flag]
+    frame_skip: Optional[Annotated[_Int, Field(ge=1)]]
+    sensor_settings: dict[StrictStr, dict[StrictStr, Any]]
+
+
+def meta_problem(exc: ValidationError) -> str:
+    """One line from a metadata :class:`ValidationError`: the field, its value and what it must be."""
+    err = exc.errors()[0]
+    where = ".".join(str(part) for part in err["loc"]) or "metadata"
+    value = repr(err.get("input"))
+    if len(value) > 60:
+        value = value[:57] + "..."
+    message = str(err["msg"]).removeprefix("Value error, ")
+    return f"episode metadata {where}={value}: {message}"
 
 
 @dataclass
@@ -70,13 +159,16 @@ class EpisodeMeta:
     sensor_settings: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.source not in SOURCES:
+        if not isinstance(self.source, str) or self.source not in SOURCES:
             raise GolemError(f"episode source {self.source!r} is not one of {', '.join(SOURCES)}")
-        if not self.action_names:
+        if isinstance(self.action_names, (list, tuple)) and not self.action_names:
             raise GolemError("episode metadata needs at least one action name")
-        self.action_names = [str(a) for a in self.action_names]
-        self.sensors = [str(s) for s in self.sensors]
-        self.tags = [str(t) for t in self.tags]
+        try:
+            checked = MetaModel.model_validate(self.__dict__)
+        except ValidationError as exc:
+            raise GolemError(meta_problem(exc)) from None
+        for name in MetaModel.model_fields:  # the checked values: lists for tuples, ints for numpy integers
+            setattr(self, name, getattr(checked, name))
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -84,10 +176,19 @@ class EpisodeMeta:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> EpisodeMeta:
-        """Inverse of :meth:`to_dict`; unknown keys go to ``extra`` so newer minor fields survive."""
+        """Inverse of :meth:`to_dict`; unknown keys go to ``extra`` so newer minor fields survive.
+
+        Raises:
+            GolemError: ``data`` is not an object, lacks a required field or has a field of the wrong type.
+        """
+        if not isinstance(data, Mapping):
+            raise GolemError(f"episode metadata is {type(data).__name__}, not an object")
         known = set(cls.__dataclass_fields__)
         kwargs = {k: v for k, v in data.items() if k in known}
         unknown = {k: v for k, v in data.items() if k not in known}
+        missing = [k for k in ("profile", "action_names", "scenario") if k not in kwargs]
+        if missing:
+            raise GolemError(f"episode metadata has no {', '.join(missing)}")
         meta = cls(**kwargs)
         if unknown:
             meta.extra = {**unknown, **meta.extra}
@@ -221,7 +322,11 @@ def _cast(name: str, arr: np.ndarray, meta: EpisodeMeta, rules: Mapping[str, Arr
     if name == "rewards":
         if arr.ndim != 1:
             raise GolemError(f"'rewards' must be [T], got shape {list(arr.shape)}")
-        return arr.astype(np.float32, copy=False)
+        with np.errstate(over="ignore"):
+            rewards = arr.astype(np.float32, copy=False)
+        if not np.isfinite(rewards).all():  # also a float64 reward beyond float32's range
+            raise GolemError(f"'rewards' holds NaN or Inf (first at step {int(np.argmin(np.isfinite(rewards)))})")
+        return rewards
     if name == "tic":
         if arr.ndim != 1 or arr.dtype.kind not in "iu":
             raise GolemError(f"'tic' must be integer [T] (the engine tic of each step), got {arr.dtype} "

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import zlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -10,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from golem.data.store.schema import EpisodeInfo
+from golem.errors import GolemError
 
 if TYPE_CHECKING:
     from golem.data.store.lmdb_store import TrajectoryStore
@@ -47,13 +47,14 @@ class VerifyReport:
 def verify_store(store: TrajectoryStore, checksums: bool = True) -> VerifyReport:
     """Walk every episode record and every chunk once (a full read when ``checksums``).
 
-    Per episode: metadata parses; arrays' lengths agree (``meta.length``);
+    Per episode: metadata parses and passes :class:`golem.data.store.schema.MetaModel` (the
+    checks every written episode passes); arrays' lengths agree (``meta.length``);
     every chunk ``0..ceil(T/chunk_steps)-1`` of every array exists with
     exactly ``steps_in_chunk * step_bytes`` bytes; CRC-32 matches the one
     recorded at write time (when ``checksums``). Store-wide: chunks whose
     episode or array is unknown, or whose index is beyond the episode.
     """
-    from golem.data.store.lmdb_store import parse_chunk_key
+    from golem.data.store.lmdb_store import decode_info, parse_chunk_key
 
     report = VerifyReport()
     infos: dict[int, EpisodeInfo] = {}
@@ -62,9 +63,9 @@ def verify_store(store: TrajectoryStore, checksums: bool = True) -> VerifyReport
         for key, raw in txn.cursor(db=store._episodes):
             episode_id = int.from_bytes(bytes(key), "big")
             try:
-                info = EpisodeInfo.from_dict(json.loads(bytes(raw)))
-            except (ValueError, KeyError, TypeError) as exc:
-                report.add(episode_id, f"unreadable metadata: {exc}")
+                info = decode_info(episode_id, raw)
+            except GolemError as exc:
+                report.add(episode_id, str(exc))
                 continue
             report.episodes_checked += 1
             infos[episode_id] = info
