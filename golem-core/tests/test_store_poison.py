@@ -177,3 +177,14 @@ def test_a_corrupted_record_is_one_line_naming_its_episode(seeded: Path, make, n
     assert needle in report["problems"]["1"][0]
     assert len(report["store_problems"]) == 1 and "belong to no episode" in report["store_problems"][0]
     assert _invoke("data", "info", "0", "--store", str(seeded)).exit_code == 0  # the other episode still reads
+
+
+def test_an_episode_with_a_corrupted_record_can_be_deleted(seeded: Path) -> None:
+    _overwrite_record(seeded, 1, b"\x8f\x00garbage")
+    result = _invoke("data", "delete", "1", "--yes", "--store", str(seeded))
+    assert result.exit_code == 0, result.output
+    assert _invoke("data", "verify", "--store", str(seeded)).exit_code == 0  # its chunks went with it
+    listed = _invoke("data", "list", "--store", str(seeded), "--json")
+    assert listed.exit_code == 0 and [e["id"] for e in json.loads(listed.stdout)["episodes"]] == [0]
+    missing = _invoke("data", "delete", "7", "--yes", "--store", str(seeded))
+    assert missing.exit_code != 0 and "no episode 7" in _errors(missing.output)[0]

@@ -359,8 +359,9 @@ def delete(
     """Delete episodes (asks first unless --yes)."""
     st, settings = _settings(ctx)
     with _open(settings, store, readonly=False) as opened:
-        for episode_id in episodes:
-            opened.get(episode_id)  # fails with one line before asking
+        missing = [i for i in episodes if not opened.has(i)]  # an unreadable record can still be deleted
+        if missing:
+            raise GolemError(f"no episode {', '.join(map(str, missing))} in {opened.path}")
         if not yes and not typer.confirm(f"Delete {len(episodes)} episode(s) from {opened.path}?", err=True):
             raise GolemError("not deleted", exit_code=1)
         deleted = opened.delete(episodes)

@@ -555,6 +555,11 @@ class TrajectoryStore:
         log.debug("store.episode_written", path=str(self.path), episode=episode_id, steps=T, source=meta.source)
         return episode_id
 
+    def has(self, episode_id: int) -> bool:
+        """Whether the store holds a record for ``episode_id`` (readable or not: nothing is decoded)."""
+        with self._env.begin() as txn:
+            return txn.get(episode_key(int(episode_id)), db=self._episodes) is not None
+
     def delete(self, episode_ids: Iterable[int]) -> list[int]:
         """Delete episodes (records and chunks) in one transaction; returns the ids deleted.
 
