@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from importlib import metadata
 
-from golem.logs import default_to_stderr
-from golem.plugins import hookimpl
+# Before anything imports torch: OpenMP threads sleep while they wait (see golem.threads).
+from golem.threads import wait_passively
+
+wait_passively()
+
+from golem.logs import default_to_stderr  # noqa: E402
+from golem.plugins import hookimpl  # noqa: E402
 
 default_to_stderr()
 

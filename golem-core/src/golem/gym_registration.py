@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 
-from golem.runtime.scenarios import _config_value, known_scenarios, scenario_spec, scenarios_dir
+from golem.runtime.scenarios import MULTIPLAYER_ONLY_WADS, _config_value, known_scenarios, scenario_spec, scenarios_dir
 
 #: Namespace of every Golem id.
 NAMESPACE = "Golem"
@@ -29,8 +29,6 @@ NAMESPACE = "Golem"
 VERSION = 0
 #: Entry point of every id (imported only when an env is made).
 ENTRY_POINT = "golem.builtin.gym_env:ScenarioEnv"
-#: Scenario WADs that start only in a network game (as ``golem.runtime.session.MULTIPLAYER_ONLY_WADS``).
-_NETWORK_ONLY_WADS = ("cig.wad", "multi_duel.wad")
 
 
 def env_id(scenario: str) -> str:
@@ -60,7 +58,7 @@ def shipped_scenarios() -> list[str]:
     names = []
     for name in shipped:
         wad = _config_value(scenarios_dir() / f"{name}.cfg", "doom_scenario_path") or ""
-        if wad.rsplit("/", 1)[-1].lower() not in _NETWORK_ONLY_WADS:
+        if wad.rsplit("/", 1)[-1].lower() not in MULTIPLAYER_ONLY_WADS:
             names.append(name)
     return names
 

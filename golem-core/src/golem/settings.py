@@ -119,6 +119,10 @@ class TrainingSettings(_Group):
     validation_split: float = Field(0.1, ge=0.0, lt=1.0, description="share of episodes held out")
     seed: int = Field(0, ge=0)
     device: Literal["auto", "cpu", "cuda", "mps"] = "auto"
+    threads: int | None = Field(
+        None, ge=1, le=1024, description="torch CPU threads of each training process; unset: OMP_NUM_THREADS if "
+        "given, else the cores divided by the processes of the run (--nproc)",
+    )
     precision: Literal["auto", "fp32", "bf16"] = Field(
         "auto",
         description="what the sensor cortices compute in while training (the core, the loss and the weights stay "

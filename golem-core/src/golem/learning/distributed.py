@@ -37,6 +37,7 @@ import torch
 import torch.distributed as dist
 
 from golem.errors import GolemError
+from golem.threads import thread_share
 
 log = structlog.get_logger(__name__)
 
@@ -177,7 +178,7 @@ def spawn_ranks(world: int, target: Callable[..., Any], args: tuple[Any, ...], *
                 backend: str = "gloo") -> Iterator[Ranks]:
     """Make this process rank 0 of ``world`` on this machine; ranks 1… run ``target(*args)`` in spawned processes.
 
-    Each process gets an equal share of the CPU's threads. On leaving, the group
+    Each process gets an equal share of the cores (:func:`golem.threads.thread_share`). On leaving, the group
     is closed and the other ranks are joined (terminated after
     :data:`JOIN_TIMEOUT_S`); none outlives this one.
 
@@ -189,7 +190,7 @@ def spawn_ranks(world: int, target: Callable[..., Any], args: tuple[Any, ...], *
     if world < 2:
         yield Ranks()
         return
-    threads = max(1, (os.cpu_count() or world) // world)
+    threads = thread_share(world)  # OMP_NUM_THREADS of the user's, else the cores shared out
     port = free_port()
     ctx = mp.get_context("spawn")
     children = [ctx.Process(target=_child, args=(r, world, port, timeout_s, backend, threads, target, args),

@@ -29,6 +29,7 @@ result with ``interrupted=True`` (the CLI exits 130).
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
@@ -55,6 +56,7 @@ from golem.learning.modelspec import ModelSpec
 from golem.registry import Registry
 from golem.selection import check_selected
 from golem.settings import GolemSettings, TrainingSettings
+from golem.threads import set_threads
 from golem.data.store import EpisodeInfo, TrajectoryStore
 from golem.runtime.scenarios import scenario_spec
 from golem.learning.tensorboard import EventLog, run_folder
@@ -389,6 +391,8 @@ def train(
     ranks = Ranks.current()  # data-parallel when a process group is up (golem run train --nproc, torchrun)
     if ranks.world > 1:
         device = rank_device(device)
+    # this process's share of the cores beside the run's other processes on this machine (golem.threads)
+    threads = set_threads(int(os.environ.get("LOCAL_WORLD_SIZE") or ranks.world), cfg.threads)
     torch.manual_seed(cfg.seed)
 
     # 1-2. spec from settings, then the data it can read.
@@ -480,6 +484,7 @@ def train(
         # the stateful sampler lowers the stream count to what the data holds (with a warning)
         B = int(getattr(sampler, "batch_size", cfg.batch_size))
         data["batch_size"] = B
+        data["threads"] = threads  # torch CPU threads of this process
         check_divisible(B, ranks)
         local_B = B // ranks.world  # this rank's streams
         net: nn.Module = model

@@ -23,6 +23,9 @@ from golem.runtime.wad import WadDirectory, check_map_file, read_wad
 #: The map used when a WAD is given without a map name (else the WAD's first map), and the
 #: engine's own default when a config names none.
 DEFAULT_WAD_MAP = "MAP01"
+#: Scenario WADs whose maps are for network games only: outside one, ViZDoom 1.3.2's ``init()`` segfaults
+#: (measured for these two; ``deathmatch.wad`` and ``multi_deathmatch.wad`` start alone).
+MULTIPLAYER_ONLY_WADS = ("cig.wad", "multi_duel.wad")
 
 #: The ``.cfg`` keys Golem accepts (ViZDoom 1.3.2 reads each as ``snake_case`` or ``camelCase``, any case).
 #: Left out: ``vizdoom_path`` (the engine program to run) and ``doom_config_path`` (a file the engine writes).

@@ -26,7 +26,7 @@ import structlog
 from golem.runtime.engine_guard import EngineGuard, engine_children, probe_start
 from golem.errors import GolemError
 from golem.profiles import PROFILES
-from golem.runtime.scenarios import Scenario, check_game_args, iwad_path, resolve_scenario, scenarios_dir
+from golem.runtime.scenarios import MULTIPLAYER_ONLY_WADS, Scenario, check_game_args, iwad_path, resolve_scenario, scenarios_dir
 from golem.sensors import Sensor
 from golem.settings import GolemSettings
 
@@ -37,9 +37,6 @@ AUDIO_SAFE_ARGS = ("+snd_efx 0",)
 #: Folder the engine keeps its ini file in, relative to the working directory.
 ENGINE_DIR = "_vizdoom"
 DEFAULT_RESOLUTION = "RES_160X120"
-#: Scenario WADs whose maps are for network games only: outside one, ViZDoom 1.3.2's ``init()`` segfaults
-#: (measured for these two; ``deathmatch.wad`` and ``multi_deathmatch.wad`` start alone).
-MULTIPLAYER_ONLY_WADS = ("cig.wad", "multi_duel.wad")
 
 
 
