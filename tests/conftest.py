@@ -91,7 +91,9 @@ def xvfb() -> Iterator[str]:
         pytest.skip("needs Xvfb on PATH (apt-get install xvfb)")
     read_fd, write_fd = os.pipe()
     proc = subprocess.Popen(
-        [xvfb_bin, "-displayfd", str(write_fd), "-screen", "0", "1024x768x24", "-nolisten", "tcp"],
+        # -noreset: an X server resets when its last client leaves, and a client connecting during the reset
+        # is refused; the readiness probe below is such a last client, and golem connects right after it
+        [xvfb_bin, "-displayfd", str(write_fd), "-screen", "0", "1024x768x24", "-nolisten", "tcp", "-noreset"],
         pass_fds=(write_fd,), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
     )
     os.close(write_fd)

@@ -22,6 +22,16 @@ def one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
     return errors[0]
 
 
+def recorded_store(path: Path, episodes: int = 12, expert: str = "basic") -> Path:
+    """A store at ``path`` with ``episodes`` episodes of ``expert``, recorded by the real ``golem`` console script."""
+    from tests.conftest import GOLEM, _clean_env
+
+    proc = subprocess.run([str(GOLEM), "run", "record", "--expert", expert, "-n", str(episodes), "--store", str(path)],
+                          capture_output=True, text=True, env=_clean_env(), timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return path
+
+
 def tiny_model_root(root: Path, episodes: int, sequence_length: int) -> Path:
     """``root`` with ``episodes`` ``basic`` expert episodes and a tiny model trained on them (16 units, 1 epoch).
 

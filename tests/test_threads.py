@@ -12,6 +12,7 @@ import pytest
 from golem.learning.checkpoints import read_metadata
 from golem.threads import available_cores, thread_share
 from tests.conftest import GOLEM, _clean_env
+from tests.helpers import recorded_store
 
 
 def test_thread_share_prefers_the_setting_then_the_users_variable_then_the_cores(monkeypatch) -> None:
@@ -41,11 +42,7 @@ def test_importing_golem_makes_openmp_wait_passively_unless_the_user_chose() -> 
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("threads") / "store"
-    done = subprocess.run([str(GOLEM), "run", "record", "--expert", "basic", "-n", "6", "--store", str(path)],
-                          capture_output=True, text=True, env=_clean_env(), timeout=300)
-    assert done.returncode == 0, done.stderr
-    return path
+    return recorded_store(tmp_path_factory.mktemp("threads") / "store", 6)
 
 
 @pytest.mark.engine

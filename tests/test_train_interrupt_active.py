@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -11,7 +10,7 @@ from golem.learning.checkpoints import read_metadata
 from golem.plugins import load_plugins
 from golem.settings import GolemSettings
 from golem.learning.training import train
-from tests.conftest import GOLEM, _clean_env
+from tests.helpers import recorded_store
 
 pytestmark = pytest.mark.engine
 
@@ -20,11 +19,7 @@ REGISTRY = load_plugins().registry
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("interrupt-data") / "basic"
-    proc = subprocess.run([str(GOLEM), "run", "record", "--expert", "basic", "-n", "12", "--store", str(path)],
-                          capture_output=True, text=True, env=_clean_env(), timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    return path
+    return recorded_store(tmp_path_factory.mktemp("interrupt-data") / "store", 12)
 
 
 def _settings(root: Path, store: Path, **training) -> GolemSettings:

@@ -238,12 +238,14 @@ def test_safetensors_without_golem_metadata(tmp_path):
 # --- header hash, finite weights, stale temporary files --------------------------------
 
 
-def _rewrite_metadata(path: Path, **changes: str) -> None:
-    """Change ``golem.*`` header entries in place, keeping the file a valid safetensors file."""
+def _rewrite_metadata(path: Path, *, drop: tuple[str, ...] = (), **changes: str) -> None:
+    """Change (or ``drop``) ``golem.*`` header entries in place, keeping the file a valid safetensors file."""
     blob = path.read_bytes()
     size = int.from_bytes(blob[:8], "little")
     header = json.loads(blob[8 : 8 + size])
     header["__metadata__"].update({f"golem.{k}": v for k, v in changes.items()})
+    for key in drop:
+        del header["__metadata__"][f"golem.{key}"]
     text = json.dumps(header).encode()
     text += b" " * (-len(text) % 8)
     path.write_bytes(len(text).to_bytes(8, "little") + text + blob[8 + size :])
@@ -259,24 +261,13 @@ def test_changed_metadata_does_not_match_its_hash(saved):
 
 def test_a_current_format_without_a_header_hash_is_refused(saved):
     path, _, _ = saved
-    blob = path.read_bytes()
-    size = int.from_bytes(blob[:8], "little")
-    header = json.loads(blob[8 : 8 + size])
-    del header["__metadata__"]["golem.header_sha256"]
-    text = json.dumps(header).encode()
-    path.write_bytes(len(text).to_bytes(8, "little") + text + blob[8 + size :])
+    _rewrite_metadata(path, drop=("header_sha256",))
     _one_line_error(path, "no golem.header_sha256")
 
 
 def test_a_format_1_file_without_a_header_hash_is_still_read(saved):
     path, model, _ = saved
-    blob = path.read_bytes()
-    size = int.from_bytes(blob[:8], "little")
-    header = json.loads(blob[8 : 8 + size])
-    del header["__metadata__"]["golem.header_sha256"]
-    header["__metadata__"]["golem.format"] = "1"
-    text = json.dumps(header).encode()
-    path.write_bytes(len(text).to_bytes(8, "little") + text + blob[8 + size :])
+    _rewrite_metadata(path, drop=("header_sha256",), format="1")
     state, meta = load_checkpoint(path)
     assert meta["format"] == 1 and state.keys() == model.state_dict().keys()
 
