@@ -31,7 +31,8 @@ def run(root: Path, nproc: int, updates: int, length: int) -> dict[str, Any]:
     t0 = time.perf_counter()
     out = json.loads(golem("run", "train", "--nproc", str(nproc), "--updates", str(updates), "--no-tensorboard",
                            "--device", "cpu", "--set", f"training.sequence_length={length}",
-                           "--set", "training.validate_every=100000", "--set", f"data.root={root}", "--json"))
+                           "--set", "training.validate_every=100000", "--set", "training.tune_episodes=0",  # no search by play
+                           "--set", f"data.root={root}", "--json"))
     wall = time.perf_counter() - t0
     frames = sum(h["frames_per_s"] * h["seconds"] for h in out["history"])
     seconds = sum(h["seconds"] for h in out["history"])
