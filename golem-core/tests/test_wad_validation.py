@@ -121,3 +121,55 @@ def test_a_map_that_kills_the_engine_is_one_line_naming_the_file(tmp_path):
     assert proc.returncode == 1, (proc.returncode, proc.stderr)
     errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "crashed" in errors[0] and str(wad.resolve()) in errors[0], proc.stderr
+
+
+def test_a_probe_does_not_outlive_a_killed_parent(tmp_path: Path) -> None:
+    """SIGKILL of the process running :func:`probe_start` takes the probe's whole process group with it."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    marker = tmp_path / "probe-started"
+    # the probe's script replaced by one that says it started and then hangs, as a hung engine start would
+    script = f"import pathlib, time; pathlib.Path({str(marker)!r}).touch(); time.sleep(120)"
+    code = (
+        "import golem.runtime.engine_guard as g\n"
+        f"g._PROBE = {script!r}\n"
+        "g.probe_start({}, 'hang.wad', timeout=120)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not marker.exists():
+            assert time.monotonic() < deadline and parent.poll() is None, "the probe did not start"
+            time.sleep(0.1)
+        probes = [int(p) for p in os.listdir("/proc") if p.isdigit() and _cmdline(int(p)).count(str(marker))
+                  and int(p) != parent.pid]
+        assert probes, "no probe process found"
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while any(_alive(p) for p in probes):
+            assert time.monotonic() < deadline, f"probe {probes} outlived its killed parent"
+            time.sleep(0.1)
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return fh.read().decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return False

@@ -100,6 +100,11 @@ def probe_start(spec: Mapping[str, str | None], what: str, timeout: float, key: 
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         start_new_session=True,  # its engine shares its process group, killed with it below
     )
+    # If this process dies first (SIGKILL included), the kernel closes the watchdog's stdin and the watchdog
+    # kills the probe's whole group: the probe and its engine never outlive us.
+    watchdog = subprocess.Popen(["sh", "-c", f"cat >/dev/null; kill -9 -{proc.pid} 2>/dev/null"],
+                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True)
     try:
         _, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -108,6 +113,10 @@ def probe_start(spec: Mapping[str, str | None], what: str, timeout: float, key: 
         raise GolemError(f"ViZDoom engine did not start {what} within {timeout:g}s; the map is damaged or unplayable") from None
     finally:
         _kill_group(proc.pid)
+        watchdog.kill()  # before its stdin closes: the probe's pid is free again and must not be signalled
+        watchdog.wait()
+        if watchdog.stdin is not None:
+            watchdog.stdin.close()
     seconds = round(time.monotonic() - started, 3)
     if proc.returncode < 0:
         name = signal.Signals(-proc.returncode).name if -proc.returncode in signal.valid_signals() else str(-proc.returncode)
