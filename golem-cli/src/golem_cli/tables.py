@@ -7,21 +7,12 @@ from typing import Any
 
 from rich.table import Table
 
+from golem.units import human_bytes  # noqa: F401  (re-exported: the commands import it from here)
+
 
 def number(value: float | None, fmt: str = ".3f") -> str:
     """``value`` formatted, or an em dash where it is undefined (0/0)."""
     return "—" if value is None else format(value, fmt)
-
-
-def human_bytes(n: int, *, short: bool = False) -> str:
-    """``1.5 MiB`` (``short``: ``1.5M``)."""
-    size = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if size < 1024 or unit == "TiB":
-            text = f"{size:.0f}" if unit == "B" else f"{size:.1f}"
-            return f"{text}{unit[0]}" if short else f"{text} {unit}"
-        size /= 1024
-    return f"{n} B"
 
 
 def action_scores(title: str, actions: Mapping[str, Any], caption: str, *, support: str = "support") -> Table:

@@ -56,7 +56,7 @@ def probe_untrusted(scenario: Scenario, timeout: float) -> None:
     Raises:
         GolemError: the engine crashed, failed or hung on the scenario.
     """
-    iwad = iwad_path(scenario.config, scenario.doom_map) if scenario.config is not None else iwad_path(None, scenario.doom_map)
+    iwad = iwad_path(scenario.config, scenario.doom_map)
     shipped = scenarios_dir().parent.resolve()
     files = [p.resolve() for p in (scenario.wad, iwad) if p is not None]
     untrusted = [p for p in files if not p.is_relative_to(shipped)]
@@ -170,7 +170,8 @@ class Session:
         self.seed = settings.game.seed if seed is None else seed
         self._guard: EngineGuard | None = None
 
-        if multiplayer_only(self.scenario) and not any(a.split()[0] in ("-host", "-join") for a in extra_args if a.split()):
+        netgame = any(a.split()[0] in ("-host", "-join") for a in extra_args if a.split())
+        if multiplayer_only(self.scenario) and not netgame:
             raise GolemError(
                 f"{self.scenario.name} ({self.scenario.wad.name.lower()}) is a multiplayer map that crashes the engine "
                 "outside a network game: play it with `golem run match` (e.g. --agents MODEL --bots 4)"
@@ -180,7 +181,6 @@ class Session:
             raise GolemError(f"two sensors share a key: {', '.join(keys)}")
         if visible:
             check_display()
-        netgame = any(a.split()[0] in ("-host", "-join") for a in extra_args if a.split())
         if not netgame:
             # A network map waits for its players, so a lone probe cannot start it.
             probe_untrusted(self.scenario, settings.game.start_timeout)

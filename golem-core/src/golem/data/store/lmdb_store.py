@@ -37,6 +37,7 @@ import numpy as np
 import structlog
 
 from golem.errors import GolemError
+from golem.units import human_bytes
 if TYPE_CHECKING:
     from golem.data.arrays import ArrayRule
 from golem.data.store.schema import (
@@ -107,8 +108,8 @@ def _free_bytes(path: Path) -> int | None:
 
 def _disk_full(path: Path, free: int, need: int) -> GolemError:
     return GolemError(
-        f"the disk holding trajectory store {path} is full ({_bytes(free)} free, the write needs about "
-        f"{_bytes(need)}): free some space or pass --store on another disk; nothing of this write was stored"
+        f"the disk holding trajectory store {path} is full ({human_bytes(free)} free, the write needs about "
+        f"{human_bytes(need)}): free some space or pass --store on another disk; nothing of this write was stored"
     )
 
 
@@ -127,14 +128,6 @@ def _write_failed(path: Path, exc: lmdb.Error, need: int) -> GolemError:
         log.error("store.disk_full", path=str(path), free=free, need=need)
         return _disk_full(path, free if free is not None else 0, need)
     return GolemError(f"could not write to trajectory store {path}: {exc}")
-
-
-def _bytes(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if n < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} TiB"
 
 
 @dataclass(frozen=True)
