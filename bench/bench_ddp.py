@@ -29,10 +29,28 @@ RESULTS = HERE / "results" / "ddp.json"
 
 def run(root: Path, nproc: int, updates: int, length: int) -> dict[str, Any]:
     t0 = time.perf_counter()
-    out = json.loads(golem("run", "train", "--nproc", str(nproc), "--updates", str(updates), "--no-tensorboard",
-                           "--device", "cpu", "--set", f"training.sequence_length={length}",
-                           "--set", "training.validate_every=100000", "--set", "training.tune_episodes=0",  # no search by play
-                           "--set", f"data.root={root}", "--json"))
+    out = json.loads(
+        golem(
+            "run",
+            "train",
+            "--nproc",
+            str(nproc),
+            "--updates",
+            str(updates),
+            "--no-tensorboard",
+            "--device",
+            "cpu",
+            "--set",
+            f"training.sequence_length={length}",
+            "--set",
+            "training.validate_every=100000",
+            "--set",
+            "training.tune_episodes=0",  # no search by play
+            "--set",
+            f"data.root={root}",
+            "--json",
+        )
+    )
     wall = time.perf_counter() - t0
     frames = sum(h["frames_per_s"] * h["seconds"] for h in out["history"])
     seconds = sum(h["seconds"] for h in out["history"])
@@ -48,8 +66,18 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="golem-bench-ddp-"))
-    golem("run", "record", "--expert", "defend_the_center", "--episodes", str(args.episodes), "--workers", "2",
-          "--set", f"data.root={root}")
+    golem(
+        "run",
+        "record",
+        "--expert",
+        "defend_the_center",
+        "--episodes",
+        str(args.episodes),
+        "--workers",
+        "2",
+        "--set",
+        f"data.root={root}",
+    )
     runs: dict[str, list[dict[str, Any]]] = {"1": [], "2": []}
     for _ in range(args.pairs):
         for nproc in (1, 2):
@@ -57,15 +85,22 @@ def main() -> int:
             print(f"nproc {nproc}: {runs[str(nproc)][-1]}", flush=True)
     med = {k: {m: statistics.median(r[m] for r in v) for m in v[0]} for k, v in runs.items()}
     report = {
-        "cpu_count": os.cpu_count(), "load_average_1min": os.getloadavg()[0], "updates": args.updates,
-        "batch_size": 32, "sequence_length": args.length, "runs": runs, "medians": med,
+        "cpu_count": os.cpu_count(),
+        "load_average_1min": os.getloadavg()[0],
+        "updates": args.updates,
+        "batch_size": 32,
+        "sequence_length": args.length,
+        "runs": runs,
+        "medians": med,
         "two_over_one_frames_per_s": med["2"]["frames_per_s"] / med["1"]["frames_per_s"],
         "two_over_one_wall": med["1"]["wall_seconds"] / med["2"]["wall_seconds"],
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n")
-    print(f"2 processes / 1: training frames/s {report['two_over_one_frames_per_s']:.2f}×, "
-          f"wall {report['two_over_one_wall']:.2f}×  → {args.out}")
+    print(
+        f"2 processes / 1: training frames/s {report['two_over_one_frames_per_s']:.2f}×, "
+        f"wall {report['two_over_one_wall']:.2f}×  → {args.out}"
+    )
     return 0
 
 

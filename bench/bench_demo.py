@@ -31,9 +31,20 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="golem-bench-demo-"))
     try:
         proc = subprocess.run(
-            [str(golem), "--log-level", "warning", "demo", "--out", str(work / "demo"),
-             "--eval-episodes", str(args.eval_episodes), "--workers", str(args.workers)],
-            cwd=work, check=False,
+            [
+                str(golem),
+                "--log-level",
+                "warning",
+                "demo",
+                "--out",
+                str(work / "demo"),
+                "--eval-episodes",
+                str(args.eval_episodes),
+                "--workers",
+                str(args.workers),
+            ],
+            cwd=work,
+            check=False,
         )
         if proc.returncode != 0:
             return proc.returncode
@@ -53,8 +64,10 @@ def main() -> int:
         table.add_row(role, f"{r['mean']:.2f} ± {r['std']:.2f}", f"{k['mean']:.2f}")
     console = Console()
     console.print(table)
-    console.print(f"model / expert = {result['share']['raw']:.1%}; (model − random)/(expert − random) = "
-                  f"{result['share']['normalised']:.1%}; total {result['total_s']:.0f} s {result['timings_s']}")
+    console.print(
+        f"model / expert = {result['share']['raw']:.1%}; (model − random)/(expert − random) = "
+        f"{result['share']['normalised']:.1%}; total {result['total_s']:.0f} s {result['timings_s']}"
+    )
     return 0
 
 

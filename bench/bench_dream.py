@@ -16,7 +16,8 @@ Sizes default to the ``cpu`` preset (z 32, 256 LSTM units, 5 Gaussians);
 weights (speed does not depend on the weights). Rounds are interleaved; the
 median is reported. Results go to ``bench/results/dream.json`` and a rich table.
 
-Usage: ``python bench/bench_dream.py [--batch 512] [--steps 200] [--engine-frames 2000] [--rounds 3] [--threads 1] [--run DIR]``
+Usage: ``python bench/bench_dream.py [--batch 512] [--steps 200] [--engine-frames 2000] [--rounds 3] [--threads 1]
+[--run DIR]``
 """
 
 from __future__ import annotations
@@ -65,10 +66,15 @@ def models(args: argparse.Namespace) -> tuple[ConvVAE, MDNRNN, StartPool]:
     rnn = MDNRNN(preset.z_dim, N_ACTIONS, preset.hidden, preset.gaussians).eval()
     rng = np.random.default_rng(0)
     n, T = 20, 200
-    latents = Latents(mu=rng.standard_normal((n * T, preset.z_dim)).astype(np.float32),
-                      logvar=np.zeros((n * T, preset.z_dim), np.float32), actions=rng.integers(0, N_ACTIONS, n * T),
-                      rewards=np.ones(n * T, np.float32), done=np.zeros(n * T, np.float32),
-                      offsets=np.arange(0, n * T + 1, T, dtype=np.int64), episode_ids=list(range(n)))
+    latents = Latents(
+        mu=rng.standard_normal((n * T, preset.z_dim)).astype(np.float32),
+        logvar=np.zeros((n * T, preset.z_dim), np.float32),
+        actions=rng.integers(0, N_ACTIONS, n * T),
+        rewards=np.ones(n * T, np.float32),
+        done=np.zeros(n * T, np.float32),
+        offsets=np.arange(0, n * T + 1, T, dtype=np.int64),
+        episode_ids=list(range(n)),
+    )
     return vae, rnn, StartPool.from_latents(latents, preset.warmup)
 
 
@@ -89,7 +95,9 @@ def dream_fps(rnn: MDNRNN, pool: StartPool, batch: int, steps: int, gym_api: boo
     return batch * steps / (time.perf_counter() - started)
 
 
-def engine_fps(session: Session, sensor: VisualSensor, frames: int, vae: ConvVAE | None, rnn: MDNRNN | None, seed: int) -> float:
+def engine_fps(
+    session: Session, sensor: VisualSensor, frames: int, vae: ConvVAE | None, rnn: MDNRNN | None, seed: int
+) -> float:
     table = button_table(session.action_names)
     rng = np.random.default_rng(seed)
     rec = RealRecurrence(rnn) if rnn is not None else None
@@ -138,28 +146,53 @@ def main() -> None:
             runs["engine_vm"].append(engine_fps(session, sensor, args.engine_frames, vae, rnn, 1000 * r + 500))
     med = {k: statistics.median(v) for k, v in runs.items()}
     result: dict[str, Any] = {
-        "batch": args.batch, "steps": args.steps, "engine_frames": args.engine_frames, "rounds": args.rounds,
-        "threads": args.threads, "z_dim": rnn.z_dim, "hidden": rnn.hidden, "gaussians": rnn.gaussians,
+        "batch": args.batch,
+        "steps": args.steps,
+        "engine_frames": args.engine_frames,
+        "rounds": args.rounds,
+        "threads": args.threads,
+        "z_dim": rnn.z_dim,
+        "hidden": rnn.hidden,
+        "gaussians": rnn.gaussians,
         "weights": args.run or "random (cpu preset sizes)",
-        "frames_per_s": med, "runs": runs,
-        "speedup_vs_engine": med["dream"] / med["engine"], "speedup_gym_vs_engine": med["dream_gym"] / med["engine"],
+        "frames_per_s": med,
+        "runs": runs,
+        "speedup_vs_engine": med["dream"] / med["engine"],
+        "speedup_gym_vs_engine": med["dream_gym"] / med["engine"],
         "speedup_vs_engine_vm": med["dream"] / med["engine_vm"],
-        "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "load_avg": os.getloadavg(), "torch": torch.__version__},
+        "machine": {
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+            "load_avg": os.getloadavg(),
+            "torch": torch.__version__,
+        },
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(result, indent=2))
-    table = Table(title=f"dream (B = {args.batch}) vs the real engine (1 env), {args.threads} torch thread(s), median of {args.rounds}")
+    table = Table(
+        title=(
+            f"dream (B = {args.batch}) vs the real engine (1 env), {args.threads} torch thread(s), "
+            f"median of {args.rounds}"
+        )
+    )
     table.add_column("what")
     table.add_column("frames/s", justify="right")
     table.add_column("× engine", justify="right")
-    rows = [("dream, tensor path (CMA-ES)", "dream"), ("dream, Gymnasium step()", "dream_gym"),
-            ("engine + 64×64 frame", "engine"), ("engine + frame + VAE encode + M step", "engine_vm")]
+    rows = [
+        ("dream, tensor path (CMA-ES)", "dream"),
+        ("dream, Gymnasium step()", "dream_gym"),
+        ("engine + 64×64 frame", "engine"),
+        ("engine + frame + VAE encode + M step", "engine_vm"),
+    ]
     for label, key in rows:
         table.add_row(label, f"{med[key]:,.0f}", f"{med[key] / med['engine']:.1f}")
     Console().print(table)
-    Console().print(f"target ≥ 20× → {'met' if result['speedup_vs_engine'] >= 20 else 'NOT met'} "
-                    f"({result['speedup_vs_engine']:.1f}×); load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs → {RESULTS}")
+    Console().print(
+        f"target ≥ 20× → {'met' if result['speedup_vs_engine'] >= 20 else 'NOT met'} "
+        f"({result['speedup_vs_engine']:.1f}×); load average {os.getloadavg()[0]:.1f} "
+        f"on {os.cpu_count()} CPUs → {RESULTS}"
+    )
 
 
 if __name__ == "__main__":

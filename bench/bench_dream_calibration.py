@@ -89,10 +89,18 @@ def main() -> None:
     ap.add_argument("--episodes", type=int, default=10, help="real episodes per policy")
     ap.add_argument("--dreams", type=int, default=256, help="dreams per policy")
     ap.add_argument("--temperature", type=float, default=None, help="dream τ (default: the run's preset)")
-    ap.add_argument("--real", default=True, action=argparse.BooleanOptionalAction,
-                    help="also play the real engine (--no-real: the dream only)")
-    ap.add_argument("--members", type=int, default=None,
-                    help="MDN-RNN ensemble size to dream with (default: the run's dream.rnn_members; needs mdnrnn_<i> files)")
+    ap.add_argument(
+        "--real",
+        default=True,
+        action=argparse.BooleanOptionalAction,
+        help="also play the real engine (--no-real: the dream only)",
+    )
+    ap.add_argument(
+        "--members",
+        type=int,
+        default=None,
+        help="MDN-RNN ensemble size to dream with (default: the run's dream.rnn_members; needs mdnrnn_<i> files)",
+    )
     ap.add_argument("--death", choices=("max", "drawn"), default=None, help="ensemble death rule (default: the run's)")
     ap.add_argument("--key", default=None)
     ap.add_argument("--out", type=Path, default=RESULTS)
@@ -108,16 +116,27 @@ def main() -> None:
     members, _ = load_ensemble(paths, preset.rnn_members)
     latents, _ = load_latents(paths.latents)
     pool = StartPool.from_latents(latents, preset.warmup)
-    env = DreamEnv(rnn, pool, args.dreams, temperature=preset.temperature, reward_mode="survival",
-                   termination=preset.termination, max_steps=preset.dream_steps, autoreset=False,
-                   members=members, death=preset.ensemble_death)
+    env = DreamEnv(
+        rnn,
+        pool,
+        args.dreams,
+        temperature=preset.temperature,
+        reward_mode="survival",
+        termination=preset.termination,
+        max_steps=preset.dream_steps,
+        autoreset=False,
+        members=members,
+        death=preset.ensemble_death,
+    )
     episodes, _ = pool.sample(args.dreams, np.random.default_rng(1))
     starts = (episodes, np.full(args.dreams, preset.warmup))
 
     policies: dict[str, tuple[Any, Any]] = {}
     for name, k in FIXED.items():
-        policies[name] = (lambda obs, rows, k=k: torch.full((len(rows),), k, dtype=torch.long),
-                          lambda obs, k=k: torch.full((obs.shape[0],), k, dtype=torch.long))
+        policies[name] = (
+            lambda obs, rows, k=k: torch.full((len(rows),), k, dtype=torch.long),
+            lambda obs, k=k: torch.full((obs.shape[0],), k, dtype=torch.long),
+        )
     policies["random"] = (lambda obs, rows: torch.randint(0, 3, (len(rows),)), None)
     if paths.controller.is_file():
         controller, _ = load_controller(paths.controller, "mean")
@@ -131,12 +150,28 @@ def main() -> None:
         dream = dream_returns(env, dream_policy, starts, seed=0)["steps"] + preset.warmup
         real = np.asarray([np.nan])
         if args.real:
-            real = np.asarray(play_real(settings, vae, rnn, real_policy, args.episodes, scenario, seed=60_000,
-                                        max_steps=preset.max_steps, screen_flashes=preset.screen_flashes)["survival"],
-                              np.float64)
-        rows[name] = {"dream": [float(dream.mean()), float(dream.std())], "real": [float(real.mean()), float(real.std())],
-                      "ratio": float(dream.mean() / real.mean())}
-        console.print(f"{name}: dream {dream.mean():.0f} ± {dream.std():.0f}, real {real.mean():.0f} ± {real.std():.0f}")
+            real = np.asarray(
+                play_real(
+                    settings,
+                    vae,
+                    rnn,
+                    real_policy,
+                    args.episodes,
+                    scenario,
+                    seed=60_000,
+                    max_steps=preset.max_steps,
+                    screen_flashes=preset.screen_flashes,
+                )["survival"],
+                np.float64,
+            )
+        rows[name] = {
+            "dream": [float(dream.mean()), float(dream.std())],
+            "real": [float(real.mean()), float(real.std())],
+            "ratio": float(dream.mean() / real.mean()),
+        }
+        console.print(
+            f"{name}: dream {dream.mean():.0f} ± {dream.std():.0f}, real {real.mean():.0f} ± {real.std():.0f}"
+        )
     head = death_head(rnn.eval(), latents)
 
     ensemble = f", {preset.rnn_members} members, death {preset.ensemble_death}" if preset.rnn_members > 1 else ""
@@ -144,17 +179,26 @@ def main() -> None:
     for col in ("policy", "dream", "real", "dream / real"):
         table.add_column(col, justify="left" if col == "policy" else "right")
     for name, r in rows.items():
-        table.add_row(name, "%.0f ± %.0f" % tuple(r["dream"]), "%.0f ± %.0f" % tuple(r["real"]), f"{r['ratio']:.1f}×")
+        table.add_row(
+            name, "{:.0f} ± {:.0f}".format(*r["dream"]), "{:.0f} ± {:.0f}".format(*r["real"]), f"{r['ratio']:.1f}×"
+        )
     console.print(table)
-    console.print(f"death head, teacher-forced: fires on {100 * head['fires_on_death_step']:.0f} % of the dying steps, "
-                  f"false positives {100 * head['false_positive_rate']:.2f} %, first fires a median "
-                  f"{head['median_steps_ahead']:.0f} step(s) ahead")
+    console.print(
+        f"death head, teacher-forced: fires on {100 * head['fires_on_death_step']:.0f} % of the dying steps, "
+        f"false positives {100 * head['false_positive_rate']:.2f} %, first fires a median "
+        f"{head['median_steps_ahead']:.0f} step(s) ahead"
+    )
 
     results = json.loads(args.out.read_text()) if args.out.is_file() else {}
     results[args.key or args.run.name] = {
-        "measured": datetime.now(UTC).isoformat(timespec="seconds"), "run": str(args.run),
-        "preset": preset.to_dict(), "episodes": args.episodes, "dreams": args.dreams,
-        "policies": rows, "death_head": head, "machine": platform.machine(),
+        "measured": datetime.now(UTC).isoformat(timespec="seconds"),
+        "run": str(args.run),
+        "preset": preset.to_dict(),
+        "episodes": args.episodes,
+        "dreams": args.dreams,
+        "policies": rows,
+        "death_head": head,
+        "machine": platform.machine(),
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     tmp = args.out.with_suffix(".tmp")

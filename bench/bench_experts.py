@@ -27,12 +27,13 @@ import structlog
 from rich.console import Console
 from rich.table import Table
 
-from golem.builtin.experts import EXPERTS, RandomPolicy
 from golem.logs import configure_logging
 from golem.profiles import BASIC
+from golem.runtime.random_policy import RandomPolicy
 from golem.runtime.rollout import run_episode
 from golem.runtime.session import Session
 from golem.settings import load_settings, parse_assignment
+from golem_experts import EXPERTS
 
 RESULTS = Path(__file__).resolve().parent / "results" / "experts.json"
 #: Episode cap in tics (take_cover and defend_the_line have no timeout of their own; predict_position
@@ -55,8 +56,12 @@ def run_job(scenario: str, policy: str, seeds: list[int], overrides: dict[str, A
         for seed in seeds:
             actor = expert if policy == "expert" else RandomPolicy(BASIC, seed=seed)
             episodes.append(run_episode(session, actor, seed, max_steps=MAX_TICS).as_dict())
-    return {"scenario": scenario, "policy": policy, "episodes": episodes,
-            "seconds": round(time.perf_counter() - started, 2)}
+    return {
+        "scenario": scenario,
+        "policy": policy,
+        "episodes": episodes,
+        "seconds": round(time.perf_counter() - started, 2),
+    }
 
 
 def summarise(episodes: list[dict[str, Any]]) -> dict[str, float]:
@@ -100,8 +105,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=RESULTS, help="JSON results file")
     parser.add_argument("--first-seed", type=int, default=0, help="seed of the first episode")
     parser.add_argument("--frame-skip", type=int, default=1, help="tics each decision is held")
-    parser.add_argument("--set", dest="sets", action="append", default=[],
-                        help="a setting KEY=VALUE for the experts and the game (repeatable)")
+    parser.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        default=[],
+        help="a setting KEY=VALUE for the experts and the game (repeatable)",
+    )
     args = parser.parse_args(argv)
     configure_logging(level="info")
     scenarios = [s for s in args.scenarios.split(",") if s]
@@ -113,15 +123,25 @@ def main(argv: list[str] | None = None) -> int:
         done = list(pool.map(run_job, *zip(*jobs)))
     # Scenarios run before (another --scenarios) stay in the file; the ones run now replace theirs.
     earlier = json.loads(args.out.read_text()) if args.out.is_file() else {}
-    results: dict[str, Any] = {"episodes": args.episodes, "max_tics": MAX_TICS, "first_seed": args.first_seed,
-                               "settings": overrides,
-                               "random_policy": "each button independently, p=0.5, seeded per episode",
-                               "scenarios": {k: v for k, v in earlier.get("scenarios", {}).items()
-                                             if k not in scenarios and earlier.get("episodes") == args.episodes}}
+    results: dict[str, Any] = {
+        "episodes": args.episodes,
+        "max_tics": MAX_TICS,
+        "first_seed": args.first_seed,
+        "settings": overrides,
+        "random_policy": "each button independently, p=0.5, seeded per episode",
+        "scenarios": {
+            k: v
+            for k, v in earlier.get("scenarios", {}).items()
+            if k not in scenarios and earlier.get("episodes") == args.episodes
+        },
+    }
     for job in done:
         entry = results["scenarios"].setdefault(job["scenario"], {})
-        entry[job["policy"]] = {"summary": summarise(job["episodes"]), "episodes": job["episodes"],
-                                "seconds": job["seconds"]}
+        entry[job["policy"]] = {
+            "summary": summarise(job["episodes"]),
+            "episodes": job["episodes"],
+            "seconds": job["seconds"],
+        }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2))
     table = Table(title=f"Scripted experts vs random policy ({args.episodes} episodes, same seeds)")
@@ -130,8 +150,13 @@ def main(argv: list[str] | None = None) -> int:
     for scenario in scenarios:
         for policy in ("expert", "random"):
             s = results["scenarios"][scenario][policy]["summary"]
-            table.add_row(scenario, policy, f"{s['return_mean']:.2f} ± {s['return_std']:.2f}",
-                          counters(scenario, s), str(int(s["deaths"])))
+            table.add_row(
+                scenario,
+                policy,
+                f"{s['return_mean']:.2f} ± {s['return_std']:.2f}",
+                counters(scenario, s),
+                str(int(s["deaths"])),
+            )
     console = Console()
     if not console.is_terminal:
         console.width = 120

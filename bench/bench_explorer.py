@@ -46,10 +46,22 @@ def run_phase(phase: int, maps: int, first_seed: int, folder: Path) -> dict[str,
         with Session(settings, scenario=str(info.config), configurers=[expert]) as session:
             result = run_episode(session, expert, seed)
         play_s.append(time.perf_counter() - t0)
-        rows.append({"seed": seed, "params": config.params, "priors": list(config.priors), "exited": result.exited,
-                     "dead": result.dead, "kills": result.kills, "tics": result.tics})
-        print(f"phase {phase} seed {seed}: {'exit' if result.exited else 'dead' if result.dead else 'time-out'} "
-              f"({result.tics} tics, {result.kills} kills)", flush=True)
+        rows.append(
+            {
+                "seed": seed,
+                "params": config.params,
+                "priors": list(config.priors),
+                "exited": result.exited,
+                "dead": result.dead,
+                "kills": result.kills,
+                "tics": result.tics,
+            }
+        )
+        print(
+            f"phase {phase} seed {seed}: {'exit' if result.exited else 'dead' if result.dead else 'time-out'} "
+            f"({result.tics} tics, {result.kills} kills)",
+            flush=True,
+        )
     n = len(rows)
     return {
         "maps": n,
@@ -65,11 +77,15 @@ def run_phase(phase: int, maps: int, first_seed: int, folder: Path) -> dict[str,
 
 
 def table(results: dict[str, Any]) -> str:
-    lines = ["| phase | maps | reached the exit | died | timed out | kills / map | tics / map | build (ms) |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| phase | maps | reached the exit | died | timed out | kills / map | tics / map | build (ms) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for phase, r in sorted(results["phases"].items()):
-        lines.append(f"| {phase} | {r['maps']} | {r['completion']:.0%} | {r['death_rate']:.0%} | {r['timeout_rate']:.0%} "
-                     f"| {r['mean_kills']:.1f} | {r['mean_tics']:.0f} | {r['build_ms_median']:.0f} |")
+        lines.append(
+            f"| {phase} | {r['maps']} | {r['completion']:.0%} | {r['death_rate']:.0%} | {r['timeout_rate']:.0%} "
+            f"| {r['mean_kills']:.1f} | {r['mean_tics']:.0f} | {r['build_ms_median']:.0f} |"
+        )
     return "\n".join(lines)
 
 
@@ -85,8 +101,12 @@ def main() -> None:
         return
     with tempfile.TemporaryDirectory(prefix="golem-bench-explorer-") as tmp:
         phases = {str(p): run_phase(p, args.maps, args.seed, Path(tmp)) for p in (args.phase or [1, 2, 3])}
-    results = {"when": datetime.now(UTC).isoformat(timespec="seconds"), "maps_per_phase": args.maps,
-               "first_seed": args.seed, "phases": phases}
+    results = {
+        "when": datetime.now(UTC).isoformat(timespec="seconds"),
+        "maps_per_phase": args.maps,
+        "first_seed": args.seed,
+        "phases": phases,
+    }
     RESULTS.write_text(json.dumps(results, indent=2) + "\n")
     print(table(results))
 

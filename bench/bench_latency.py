@@ -45,14 +45,14 @@ import torch
 from rich.console import Console
 from rich.table import Table
 
-from golem.runtime.agent import Agent
-from golem.builtin.experts import RandomPolicy
-from golem.logs import configure_logging
 from golem.learning.modelspec import ModelSpec
+from golem.logs import configure_logging
 from golem.plugins import load_plugins
-from golem.data.recording import build_sensors
+from golem.runtime.agent import Agent
+from golem.runtime.random_policy import RandomPolicy
 from golem.runtime.session import Session
 from golem.settings import BrainSettings, GolemSettings
+from golem.workflows.recording import build_sensors
 
 RESULTS = Path(__file__).resolve().parent / "results" / "latency.json"
 TIC_MS = 1000.0 / 35.0
@@ -92,8 +92,13 @@ def record_states(scenario: str, tics: int, registry: Any) -> tuple[list[dict[st
 
 
 def measure(
-    names: list[str], threads: int, observations: list[dict[str, np.ndarray]], extract_ns: dict[str, list[int]],
-    warmup: int, rounds: int, registry: Any,
+    names: list[str],
+    threads: int,
+    observations: list[dict[str, np.ndarray]],
+    extract_ns: dict[str, list[int]],
+    warmup: int,
+    rounds: int,
+    registry: Any,
 ) -> dict[str, Any]:
     """p50/p99 of sense, decide and total (ms) for one configuration and thread count.
 
@@ -178,13 +183,25 @@ def main() -> None:
     table = Table(title=title)
     stats = ("sense_p50_ms", "sense_p99_ms", "decide_p50_ms", "decide_p99_ms", "total_p50_ms", "total_p99_ms")
     stats += ("decide_cpu_p50_ms", "decide_cpu_p99_ms")
-    columns = ("sensors", "threads", "sense p50", "sense p99", "decide p50", "decide p99", "total p50", "total p99",
-               "cpu p50", "cpu p99", "ok")
+    columns = (
+        "sensors",
+        "threads",
+        "sense p50",
+        "sense p99",
+        "decide p50",
+        "decide p99",
+        "total p50",
+        "total p99",
+        "cpu p50",
+        "cpu p99",
+        "ok",
+    )
     for col in columns:
         table.add_column(col, justify="left" if col == "sensors" else "right", no_wrap=True)
     for row in rows:
         table.add_row(
-            row["config"], str(row["threads"]),
+            row["config"],
+            str(row["threads"]),
             *(f"{row[k]:.2f}" for k in stats),
             f"{'yes' if row['meets_target'] else 'NO'}/{'yes' if row['meets_target_cpu'] else 'NO'}",
         )

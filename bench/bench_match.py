@@ -57,13 +57,13 @@ def single(model: Path, tics: int) -> dict[str, Any]:
     ``cig.wad`` crashes the engine outside a network game, so "alone" is a network game of one
     (``-host 1``: the netcode runs, with no peer to wait for).
     """
-    from golem.data.recording import build_sensors
     from golem.plugins import load_plugins
     from golem.runtime.agent import load_agent
     from golem.runtime.netgame import free_port, host_args
     from golem.runtime.rollout import run_episode
     from golem.runtime.session import Session
     from golem.settings import GolemSettings
+    from golem.workflows.recording import build_sensors
 
     settings = GolemSettings()
     registry = load_plugins().registry
@@ -74,48 +74,66 @@ def single(model: Path, tics: int) -> dict[str, Any]:
             game.set_episode_timeout(tics)
 
     alone = host_args(1, free_port(), "deathmatch", name="p1")
-    with Session(settings, build_sensors(settings, registry), scenario="cig", configurers=[Limit()],
-                 extra_args=alone) as session:
+    with Session(
+        settings, build_sensors(settings, registry), scenario="cig", configurers=[Limit()], extra_args=alone
+    ) as session:
         agent.check_session(session)
         started = time.perf_counter()
         result = run_episode(session, agent, 0)
         seconds = time.perf_counter() - started
     decide = np.asarray(agent.decide_ns, dtype=np.float64) + np.asarray(agent.sense_ns, dtype=np.float64)
-    return {"players": 1, "tics": result.tics, "seconds": round(seconds, 3),
-            "tics_per_second": round(result.tics / seconds, 1),
-            "decision_p50_ms": [round(float(np.percentile(decide, 50)) / 1e6, 3)],
-            "decision_p99_ms": [round(float(np.percentile(decide, 99)) / 1e6, 3)]}
+    return {
+        "players": 1,
+        "tics": result.tics,
+        "seconds": round(seconds, 3),
+        "tics_per_second": round(result.tics / seconds, 1),
+        "decision_p50_ms": [round(float(np.percentile(decide, 50)) / 1e6, 3)],
+        "decision_p99_ms": [round(float(np.percentile(decide, 99)) / 1e6, 3)],
+    }
 
 
 def match(kinds: list[str], model: Path, tics: int, *, barrier: bool = True) -> dict[str, Any]:
-    from golem.runtime.match import MatchPlan, PlayerSpec, play_match
     from golem.runtime.netgame import free_port
     from golem.settings import GolemSettings
+    from golem_match.match import MatchPlan, PlayerSpec, play_match
 
     base = GolemSettings().model_dump_json()
-    players = [PlayerSpec(f"p{i + 1}", kind, str(model) if kind == "model" else None, base, 0.5)  # type: ignore[arg-type]
-               for i, kind in enumerate(kinds)]
+    players = [
+        PlayerSpec(f"p{i + 1}", kind, str(model) if kind == "model" else None, base, 0.5)  # type: ignore[arg-type]
+        for i, kind in enumerate(kinds)
+    ]
     plan = MatchPlan(players=players, slots=len(players), tics=tics, port=free_port(), barrier=barrier)
     report, _ = play_match(plan)
     logs = [report.tic_log[p.name] for p in players]
     multi = [float(np.mean(np.diff(np.asarray(x["tic"])) > 1)) for x in logs]
     return {
-        "players": len(players), "kinds": kinds, "barrier": barrier, "tics": report.game_tics,
-        "seconds": report.seconds, "tics_per_second": report.tics_per_second,
+        "players": len(players),
+        "kinds": kinds,
+        "barrier": barrier,
+        "tics": report.game_tics,
+        "seconds": report.seconds,
+        "tics_per_second": report.tics_per_second,
         "decision_p50_ms": [p.decision_p50_ms for p in report.players],
         "decision_p99_ms": [p.decision_p99_ms for p in report.players],
-        "max_tic_spread": report.lockstep["max_tic_spread"], "tic_steps": report.lockstep["steps"],
+        "max_tic_spread": report.lockstep["max_tic_spread"],
+        "tic_steps": report.lockstep["steps"],
         "share_of_steps_over_one_tic": [round(m, 4) for m in multi],
     }
 
 
 def table(results: dict[str, Any]) -> str:
     base = results["runs"]["single"]["tics_per_second"]
-    lines = ["| run | players | tics/s | vs one player alone | decision p99 per player (ms) | tic steps | largest tic gap |",
-             "|---|---|---|---|---|---|---|"]
-    labels = {"single": "one agent alone (network game of one)", "agents2": "2 agents", "agents4": "4 agents",
-              "mixed_barrier": "random hosts, agent joins: tic barrier",
-              "mixed_netcode": "random hosts, agent joins: netcode only"}
+    lines = [
+        "| run | players | tics/s | vs one player alone | decision p99 per player (ms) | tic steps | largest tic gap |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    labels = {
+        "single": "one agent alone (network game of one)",
+        "agents2": "2 agents",
+        "agents4": "4 agents",
+        "mixed_barrier": "random hosts, agent joins: tic barrier",
+        "mixed_netcode": "random hosts, agent joins: netcode only",
+    }
     for key, label in labels.items():
         r = results["runs"].get(key)
         if r is None:
@@ -123,8 +141,10 @@ def table(results: dict[str, Any]) -> str:
         p99 = ", ".join(f"{v:.2f}" for v in r["decision_p99_ms"])
         steps = "{" + ", ".join(str(s) for s in r.get("tic_steps", [1])) + "}"
         gap = r.get("max_tic_spread", "–")
-        lines.append(f"| {label} | {r['players']} | {r['tics_per_second']:.0f} | {r['tics_per_second'] / base:.2f}× "
-                     f"| {p99} | {steps} | {gap} |")
+        lines.append(
+            f"| {label} | {r['players']} | {r['tics_per_second']:.0f} | {r['tics_per_second'] / base:.2f}× "
+            f"| {p99} | {steps} | {gap} |"
+        )
     return "\n".join(lines)
 
 

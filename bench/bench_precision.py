@@ -61,9 +61,11 @@ def main() -> None:
     device = select_device("cpu")
     ensure_store(args.store, args.episodes, 2)
     registry = load_plugins().registry
-    settings = GolemSettings.model_validate({
-        "training": {"batch_size": args.batch, "sequence_length": args.length, "device": "cpu", "mirror": True},
-    })
+    settings = GolemSettings.model_validate(
+        {
+            "training": {"batch_size": args.batch, "sequence_length": args.length, "device": "cpu", "mirror": True},
+        }
+    )
     cfg = settings.training
     spec = ModelSpec.from_settings(settings, registry)
     frames = args.batch * args.length
@@ -90,9 +92,19 @@ def main() -> None:
             def call() -> None:
                 batch = next(batches)
                 _, state["hx"] = train_step(
-                    model, loss_fn, optimizer, to_device(batch.inputs, device), batch.targets,
-                    batch.is_first, state["hx"], batch.mask, batch.timespans, 1.0, autocast,
+                    model,
+                    loss_fn,
+                    optimizer,
+                    to_device(batch.inputs, device),
+                    batch.targets,
+                    batch.is_first,
+                    state["hx"],
+                    batch.mask,
+                    batch.timespans,
+                    1.0,
+                    autocast,
                 )
+
             return call
 
         variants = {"fp32, NCHW": step(nchw, None), "fp32, channels-last": step(shipped, None)}
@@ -106,15 +118,20 @@ def main() -> None:
         "native_bf16": cpu_has_native_bf16(),
         "torch_threads": torch.get_num_threads(),
         "load_average_1min": os.getloadavg()[0],
-        "batch_size": args.batch, "sequence_length": args.length, "rounds": args.rounds, "steps": args.steps,
+        "batch_size": args.batch,
+        "sequence_length": args.length,
+        "rounds": args.rounds,
+        "steps": args.steps,
         "frames_per_s": {name: frames / t for name, t in best.items()},
         "median_frames_per_s": {name: frames / statistics.median(v) for name, v in samples.items()},
         "speedup": {name: base / t for name, t in best.items()},
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n")
-    table = Table(title=f"Training step, frames/s, best of {args.rounds} rounds (B={args.batch}, L={args.length}, "
-                        f"{torch.get_num_threads()} threads, native bf16: {report['native_bf16']})")
+    table = Table(
+        title=f"Training step, frames/s, best of {args.rounds} rounds (B={args.batch}, L={args.length}, "
+        f"{torch.get_num_threads()} threads, native bf16: {report['native_bf16']})"
+    )
     for col in ("variant", "frames/s", "ms / step", "× fp32 NCHW"):
         table.add_column(col, justify="left" if col == "variant" else "right")
     for name, t in best.items():

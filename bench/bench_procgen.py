@@ -51,15 +51,40 @@ def record_until(root: Path, budget: int, arm: str) -> int:
             scenario = FIXED[k % len(FIXED)]
             golem("run", "record", "--expert", scenario, "-n", "5", "--seed", str(5 * k), "--set", f"data.root={root}")
         else:
-            golem("run", "record", "--expert", "explorer", "--procgen-phase", "3", "--maps", "5", "--seed", str(5 * k),
-                  "--set", f"data.root={root}")
+            golem(
+                "run",
+                "record",
+                "--expert",
+                "explorer",
+                "--procgen-phase",
+                "3",
+                "--maps",
+                "5",
+                "--seed",
+                str(5 * k),
+                "--set",
+                f"data.root={root}",
+            )
         k += 1
     return frames(root)
 
 
 def evaluate(root: Path, model: Path, phase: int, maps: int, max_steps: int, baselines: bool) -> dict[str, Any]:
-    args = ["run", "evaluate", "--model", str(model), "--procgen-phase", str(phase), "--maps", str(maps),
-            "--max-steps", str(max_steps), "--json", "--set", f"data.root={root}"]
+    args = [
+        "run",
+        "evaluate",
+        "--model",
+        str(model),
+        "--procgen-phase",
+        str(phase),
+        "--maps",
+        str(maps),
+        "--max-steps",
+        str(max_steps),
+        "--json",
+        "--set",
+        f"data.root={root}",
+    ]
     return json.loads(golem(*args, *([] if baselines else ["--no-baselines"])))
 
 
@@ -70,21 +95,46 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         started = time.perf_counter()
         cur = work / "curriculum"
         per_phase = max(1, args.updates // 3)
-        report = json.loads(golem(
-            "procgen", "curriculum", "--phases", "1,2,3", "--maps-per-round", str(args.maps_per_phase), "--rounds", "1",
-            "--promote-at", "0", "--eval-maps", "1", "--updates-per-round", str(per_phase), "--json",
-            "--set", f"data.root={cur}"))
+        report = json.loads(
+            golem(
+                "procgen",
+                "curriculum",
+                "--phases",
+                "1,2,3",
+                "--maps-per-round",
+                str(args.maps_per_phase),
+                "--rounds",
+                "1",
+                "--promote-at",
+                "0",
+                "--eval-maps",
+                "1",
+                "--updates-per-round",
+                str(per_phase),
+                "--json",
+                "--set",
+                f"data.root={cur}",
+            )
+        )
         budget = frames(cur)
-        arms["curriculum"] = {"root": cur, "frames": budget, "updates": sum(r["updates"] for r in report["rounds"]),
-                              "seconds": round(time.perf_counter() - started, 1)}
+        arms["curriculum"] = {
+            "root": cur,
+            "frames": budget,
+            "updates": sum(r["updates"] for r in report["rounds"]),
+            "seconds": round(time.perf_counter() - started, 1),
+        }
         print(f"curriculum: {budget} frames, {arms['curriculum']['updates']} updates", flush=True)
         for arm in ("phase3", "fixed"):
             started = time.perf_counter()
             root = work / arm
             got = record_until(root, budget, arm)
             golem("run", "train", "--updates", str(3 * per_phase), "--set", f"data.root={root}")
-            arms[arm] = {"root": root, "frames": got, "updates": 3 * per_phase,
-                         "seconds": round(time.perf_counter() - started, 1)}
+            arms[arm] = {
+                "root": root,
+                "frames": got,
+                "updates": 3 * per_phase,
+                "seconds": round(time.perf_counter() - started, 1),
+            }
             print(f"{arm}: {got} frames", flush=True)
         scores: dict[str, Any] = {}
         for name, arm in arms.items():
@@ -95,8 +145,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 scores[name][str(phase)] = board["policies"]
                 print(f"{name} phase {phase}: model exit {board['policies']['model']['goal_rate']:.0%}", flush=True)
         return {
-            "when": datetime.now(UTC).isoformat(timespec="seconds"), "updates": args.updates,
-            "maps_per_phase": args.maps_per_phase, "eval_maps": args.eval_maps, "max_steps": args.max_steps,
+            "when": datetime.now(UTC).isoformat(timespec="seconds"),
+            "updates": args.updates,
+            "maps_per_phase": args.maps_per_phase,
+            "eval_maps": args.eval_maps,
+            "max_steps": args.max_steps,
             "arms": {k: {kk: vv for kk, vv in v.items() if kk != "root"} for k, v in arms.items()},
             "scores": scores,
         }
@@ -105,14 +158,21 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def table(results: dict[str, Any]) -> str:
-    lines = ["| model | frames | phase 1 exits | phase 2 exits | phase 3 exits | return (1 / 2 / 3) |", "|---|---|---|---|---|---|"]
+    lines = [
+        "| model | frames | phase 1 exits | phase 2 exits | phase 3 exits | return (1 / 2 / 3) |",
+        "|---|---|---|---|---|---|",
+    ]
 
     def row(label: str, frames_: str, per_phase: dict[str, Any], role: str) -> str:
         exits = " | ".join(f"{per_phase[p][role]['goal_rate']:.0%}" for p in ("1", "2", "3"))
         rets = " / ".join(f"{per_phase[p][role]['return']['mean']:.2f}" for p in ("1", "2", "3"))
         return f"| {label} | {frames_} | {exits} | {rets} |"
 
-    for name, label in (("fixed", "fixed scenarios"), ("phase3", "phase-3 maps"), ("curriculum", "curriculum 1 → 2 → 3")):
+    for name, label in (
+        ("fixed", "fixed scenarios"),
+        ("phase3", "phase-3 maps"),
+        ("curriculum", "curriculum 1 → 2 → 3"),
+    ):
         lines.append(row(label, f"{results['arms'][name]['frames']:,}", results["scores"][name], "model"))
     lines.append(row("random policy", "–", results["scores"]["fixed"], "random"))
     lines.append(row("explorer (expert)", "–", results["scores"]["fixed"], "expert"))
@@ -122,7 +182,9 @@ def table(results: dict[str, Any]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--updates", type=int, default=300, help="optimiser steps per model")
-    parser.add_argument("--maps-per-phase", type=int, default=15, help="curriculum maps per phase (sets the frame budget)")
+    parser.add_argument(
+        "--maps-per-phase", type=int, default=15, help="curriculum maps per phase (sets the frame budget)"
+    )
     parser.add_argument("--eval-maps", type=int, default=30, help="unseen maps per phase in the evaluation")
     parser.add_argument("--max-steps", type=int, default=2100, help="tics per evaluation episode at most")
     parser.add_argument("--table", action="store_true", help="print the README table of the stored results")

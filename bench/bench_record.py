@@ -11,11 +11,11 @@ the load of a shared machine hits them alike:
 * ``inline``: the same session loop with the four sensors read in line before
   each action (how recording worked before extraction overlapped the engine).
 * ``record``: the rollout loop (:func:`golem.runtime.rollout.run_episode`) with
-  a :class:`golem.data.recording.Recorder` on the visual, depth, thermal and
+  a :class:`golem.workflows.recording.Recorder` on the visual, depth, thermal and
   audio sensors (the arrays handed to the store), sensors read on its helper
   thread while the engine computes the next tic.
 
-Then :func:`golem.data.recording.record` (engine start, episodes, LMDB writes: what
+Then :func:`golem.workflows.recording.record` (engine start, episodes, LMDB writes: what
 ``golem run record`` runs) into a temporary store with ``workers=1`` and
 ``workers=2``, also interleaved. Besides frames/s (wall clock) each loop's
 CPU time per tic is measured (this process, its calling thread, the engine
@@ -44,26 +44,32 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from golem.data.store import TrajectoryStore
 from golem.logs import configure_logging
-from golem.settings import section
-from golem_sensors_audio import DSPSettings
 from golem.plugins import load_plugins
 from golem.profiles import PROFILES
-from golem.data.recording import RecordPlan, Recorder, build_sensors, record
-from golem.runtime.rollout import run_episode
 from golem.registry import Registry
+from golem.runtime.rollout import run_episode
 from golem.runtime.session import AUDIO_SAFE_ARGS, Session
-from golem.settings import GolemSettings
-from golem.data.store import TrajectoryStore
+from golem.settings import GolemSettings, section
+from golem.workflows.recording import Recorder, RecordPlan, build_sensors, record
+from golem_sensors_audio import DSPSettings
 
 RESULTS = Path(__file__).resolve().parent / "results" / "record.json"
 SENSORS = ["visual", "depth", "thermal", "audio"]
 SCENARIO = "defend_the_center"  # long episodes, monsters (labels), shots (audio)
 #: Buffer switches compared between the hand-built game and the session's.
 BUFFER_FLAGS = (
-    "get_screen_format", "get_screen_width", "get_screen_height", "is_depth_buffer_enabled",
-    "is_labels_buffer_enabled", "is_audio_buffer_enabled", "get_audio_sampling_rate", "get_audio_buffer_size",
-    "is_objects_info_enabled", "get_available_buttons",
+    "get_screen_format",
+    "get_screen_width",
+    "get_screen_height",
+    "is_depth_buffer_enabled",
+    "is_labels_buffer_enabled",
+    "is_audio_buffer_enabled",
+    "get_audio_sampling_rate",
+    "get_audio_buffer_size",
+    "is_objects_info_enabled",
+    "get_available_buttons",
 )
 
 
@@ -201,7 +207,7 @@ def loops(settings: GolemSettings, registry: Registry, tics: int, repeats: int, 
             names = list(runs)
             rounds: dict[str, list[dict[str, float]]] = {name: [] for name in names}
             for rep in range(repeats):
-                for name in names[rep % 3:] + names[: rep % 3]:
+                for name in names[rep % 3 :] + names[: rep % 3]:
                     pid, run = runs[name]
                     rounds[name].append(measure(run, pid))
     finally:
@@ -212,9 +218,14 @@ def loops(settings: GolemSettings, registry: Registry, tics: int, repeats: int, 
         name: {key: statistics.fmean(r[key] for r in rs) for key in ("cpu_us_python", "cpu_us_main", "cpu_us_engine")}
         for name, rs in rounds.items()
     }
-    return {"buffers": flags[0], "tics_per_run": tics, "samples": samples, "cpu_us_per_tic": cpu,
-            "cpu_bound_ratio": cpu_ratios(cpu, ("cpu_us_python", "cpu_us_engine")),
-            "serial_path_ratio": cpu_ratios(cpu, ("cpu_us_main", "cpu_us_engine"))}
+    return {
+        "buffers": flags[0],
+        "tics_per_run": tics,
+        "samples": samples,
+        "cpu_us_per_tic": cpu,
+        "cpu_bound_ratio": cpu_ratios(cpu, ("cpu_us_python", "cpu_us_engine")),
+        "serial_path_ratio": cpu_ratios(cpu, ("cpu_us_main", "cpu_us_engine")),
+    }
 
 
 def cpu_ratios(cpu: dict[str, dict[str, float]], keys: tuple[str, str]) -> dict[str, float]:
@@ -229,15 +240,18 @@ def cpu_ratios(cpu: dict[str, dict[str, float]], keys: tuple[str, str]) -> dict[
     return {name: raw / sum(c[k] for k in keys) for name, c in cpu.items() if name != "raw"}
 
 
-def record_runs(settings: GolemSettings, registry: Registry, episodes: int, max_steps: int, repeats: int) -> dict[str, Any]:
+def record_runs(
+    settings: GolemSettings, registry: Registry, episodes: int, max_steps: int, repeats: int
+) -> dict[str, Any]:
     """Interleaved ``record()`` calls into temporary stores with one and two workers; frames/s each."""
     samples: dict[str, list[float]] = {"workers=1": [], "workers=2": []}
     with tempfile.TemporaryDirectory(prefix="golem-bench-") as tmp:
         for rep in range(repeats):
             order = [1, 2] if rep % 2 == 0 else [2, 1]
             for workers in order:
-                plan = RecordPlan(demonstrator="expert", expert=SCENARIO, episodes=episodes, workers=workers,
-                                  max_steps=max_steps)
+                plan = RecordPlan(
+                    demonstrator="expert", expert=SCENARIO, episodes=episodes, workers=workers, max_steps=max_steps
+                )
                 with TrajectoryStore.open_or_create(Path(tmp) / f"r{rep}w{workers}") as store:
                     started = time.perf_counter()
                     ids = record(settings, registry, plan, store, SCENARIO)
@@ -247,8 +261,9 @@ def record_runs(settings: GolemSettings, registry: Registry, episodes: int, max_
     return {"episodes": episodes, "max_steps": max_steps, "samples": samples}
 
 
-def profile_record(settings: GolemSettings, registry: Registry, episodes: int, max_steps: int,
-                   top: int = 15) -> dict[str, Any]:
+def profile_record(
+    settings: GolemSettings, registry: Registry, episodes: int, max_steps: int, top: int = 15
+) -> dict[str, Any]:
     """Where one worker's ``record()`` spends its time: cProfile of the calling thread, top functions by own time.
 
     The sensors' helper thread and the engine process are not in this profile
@@ -259,8 +274,10 @@ def profile_record(settings: GolemSettings, registry: Registry, episodes: int, m
     import pstats
 
     plan = RecordPlan(demonstrator="expert", expert=SCENARIO, episodes=episodes, workers=1, max_steps=max_steps)
-    with tempfile.TemporaryDirectory(prefix="golem-bench-") as tmp, \
-            TrajectoryStore.open_or_create(Path(tmp) / "profiled") as store:
+    with (
+        tempfile.TemporaryDirectory(prefix="golem-bench-") as tmp,
+        TrajectoryStore.open_or_create(Path(tmp) / "profiled") as store,
+    ):
         profiler = cProfile.Profile()
         started = time.perf_counter()
         profiler.enable()
@@ -271,11 +288,22 @@ def profile_record(settings: GolemSettings, registry: Registry, episodes: int, m
     stats = pstats.Stats(profiler)
     rows = []
     for (file, line, name), (_, calls, own, cumulative, _) in stats.stats.items():  # type: ignore[attr-defined]
-        rows.append({"function": f"{Path(file).name}:{line}({name})", "calls": calls, "own_s": round(own, 4),
-                     "cumulative_s": round(cumulative, 4), "own_us_per_tic": round(1e6 * own / max(frames, 1), 1)})
+        rows.append(
+            {
+                "function": f"{Path(file).name}:{line}({name})",
+                "calls": calls,
+                "own_s": round(own, 4),
+                "cumulative_s": round(cumulative, 4),
+                "own_us_per_tic": round(1e6 * own / max(frames, 1), 1),
+            }
+        )
     rows.sort(key=lambda r: r["own_s"], reverse=True)
-    return {"frames": frames, "wall_s": round(wall, 3), "us_per_tic": round(1e6 * wall / max(frames, 1), 1),
-            "top": rows[:top]}
+    return {
+        "frames": frames,
+        "wall_s": round(wall, 3),
+        "us_per_tic": round(1e6 * wall / max(frames, 1), 1),
+        "top": rows[:top],
+    }
 
 
 def summarise(samples: dict[str, list[float]]) -> dict[str, dict[str, float]]:
@@ -286,24 +314,36 @@ def summarise(samples: dict[str, list[float]]) -> dict[str, dict[str, float]]:
 def ratios(samples: dict[str, list[float]], base: str) -> dict[str, float]:
     """Median over repetitions of each loop's tics/s divided by ``base``'s in the same repetition."""
     return {
-        name: statistics.median(a / b for a, b in zip(v, samples[base]))
-        for name, v in samples.items() if name != base
+        name: statistics.median(a / b for a, b in zip(v, samples[base])) for name, v in samples.items() if name != base
     }
 
 
 def table(results: dict[str, Any]) -> Table:
     """The rich table of the results."""
     loop, rec = results["loops"], results["record"]
-    out = Table(title=f"Recording vs raw engine ({SCENARIO}, sensors {'+'.join(SENSORS)}; medians of {results['repeats']} interleaved runs)")
+    out = Table(
+        title=(
+            f"Recording vs raw engine ({SCENARIO}, sensors {'+'.join(SENSORS)}; "
+            f"medians of {results['repeats']} interleaved runs)"
+        )
+    )
     for col in ("what", "frames/s (median)", "min–max", "ratio (median of paired)", "CPU µs/tic: ours (main) + engine"):
         out.add_column(col, justify="left" if col == "what" else "right")
-    labels = {"raw": "raw engine (get_state + act)", "inline": "sensors read in line (serial)",
-              "record": "rollout + Recorder (4 sensors)"}
+    labels = {
+        "raw": "raw engine (get_state + act)",
+        "inline": "sensors read in line (serial)",
+        "record": "rollout + Recorder (4 sensors)",
+    }
     for name, s in loop["summary"].items():
         ratio = "1.00" if name == "raw" else f"{loop['ratio_to_raw'][name]:.2f}"
         cpu = loop["cpu_us_per_tic"][name]
-        out.add_row(labels[name], f"{s['median']:.0f}", f"{s['min']:.0f}–{s['max']:.0f}", ratio,
-                    f"{cpu['cpu_us_python']:.0f} ({cpu['cpu_us_main']:.0f}) + {cpu['cpu_us_engine']:.0f}")
+        out.add_row(
+            labels[name],
+            f"{s['median']:.0f}",
+            f"{s['min']:.0f}–{s['max']:.0f}",
+            ratio,
+            f"{cpu['cpu_us_python']:.0f} ({cpu['cpu_us_main']:.0f}) + {cpu['cpu_us_engine']:.0f}",
+        )
     for name, s in rec["summary"].items():
         ratio = "1.00" if name == "workers=1" else f"{rec['ratio_to_one_worker'][name]:.2f} (vs 1 worker)"
         out.add_row(f"record() into LMDB, {name}", f"{s['median']:.0f}", f"{s['min']:.0f}–{s['max']:.0f}", ratio, "")
@@ -336,10 +376,17 @@ def main(argv: list[str] | None = None) -> int:
     rec["summary"] = summarise(rec["samples"])
     rec["ratio_to_one_worker"] = ratios(rec["samples"], "workers=1")
     results = {
-        "scenario": SCENARIO, "sensors": SENSORS, "repeats": args.repeats, "record_repeats": args.record_repeats,
-        "cpus": os.cpu_count(), "load_average": os.getloadavg(), "python": platform.python_version(),
-        "seconds": round(time.perf_counter() - started, 1), "target": {"record_over_raw": 0.9},
-        "loops": loop, "record": rec,
+        "scenario": SCENARIO,
+        "sensors": SENSORS,
+        "repeats": args.repeats,
+        "record_repeats": args.record_repeats,
+        "cpus": os.cpu_count(),
+        "load_average": os.getloadavg(),
+        "python": platform.python_version(),
+        "seconds": round(time.perf_counter() - started, 1),
+        "target": {"record_over_raw": 0.9},
+        "loops": loop,
+        "record": rec,
         "profile": profile_record(settings, registry, args.episodes, args.max_steps),
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -32,8 +32,8 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from golem.profiles import BASIC
 from golem.data.store import EpisodeMeta, TrajectoryStore
+from golem.profiles import BASIC
 
 KEYS = ("frames", "depths", "thermals", "audios", "actions")
 
@@ -65,11 +65,14 @@ def template(T: int, audio_n: int, rng: np.random.Generator) -> dict[str, np.nda
 
 
 def build(path: Path, total_steps: int, episode_steps: int, audio_n: int, seed: int = 0) -> list[dict[str, np.ndarray]]:
-    """A store of ``total_steps`` steps in episodes of ``episode_steps``; returns the arrays written (views of one template)."""
+    """A store of ``total_steps`` steps in episodes of ``episode_steps``; returns the arrays written (views of one
+    template)."""
     rng = np.random.default_rng(seed)
     base = template(episode_steps, audio_n, rng)
     written = []
-    meta = dict(profile="basic", action_names=list(BASIC), scenario="bench", sensors=["visual", "depth", "thermal", "audio"])
+    meta = dict(
+        profile="basic", action_names=list(BASIC), scenario="bench", sensors=["visual", "depth", "thermal", "audio"]
+    )
     with TrajectoryStore.create(path) as store:
         remaining = total_steps
         n = 0
@@ -84,7 +87,9 @@ def build(path: Path, total_steps: int, episode_steps: int, audio_n: int, seed: 
     return written
 
 
-def draws(lengths: list[int], B: int, L: int, n: int, aligned: bool, rng: np.random.Generator) -> list[list[tuple[int, int]]]:
+def draws(
+    lengths: list[int], B: int, L: int, n: int, aligned: bool, rng: np.random.Generator
+) -> list[list[tuple[int, int]]]:
     out = []
     for _ in range(n):
         batch = []
@@ -105,7 +110,13 @@ def bench_throughput(args: argparse.Namespace, work: Path) -> dict:
     memory = build(path, steps, args.episode_steps, args.audio_n)
     shapes = step_shapes(args.audio_n)
     batch = {k: np.empty((args.B, args.L, *s), dtype=d) for k, (s, d) in shapes.items()}
-    result = {"steps": steps, "B": args.B, "L": args.L, "audio_n": args.audio_n, "batch_bytes": sum(b.nbytes for b in batch.values())}
+    result = {
+        "steps": steps,
+        "B": args.B,
+        "L": args.L,
+        "audio_n": args.audio_n,
+        "batch_bytes": sum(b.nbytes for b in batch.values()),
+    }
     rng = np.random.default_rng(1)
     with TrajectoryStore.open(path) as store:
         infos = store.episodes()
@@ -113,14 +124,14 @@ def bench_throughput(args: argparse.Namespace, work: Path) -> dict:
         for aligned in (True, False):
             plan = draws(lengths, args.B, args.L, args.batches, aligned, rng)
 
-            def numpy_reads() -> None:
+            def numpy_reads(plan=plan) -> None:
                 for row in plan:
                     for b, (e, s) in enumerate(row):
                         arrays = memory[e]
                         for k in KEYS:
                             batch[k][b] = arrays[k][s : s + args.L]
 
-            def lmdb_reads() -> None:
+            def lmdb_reads(plan=plan) -> None:
                 for row in plan:
                     with store.reader() as r:
                         for b, (e, s) in enumerate(row):
@@ -130,7 +141,7 @@ def bench_throughput(args: argparse.Namespace, work: Path) -> dict:
 
             batched_plan = [([infos[e] for e, _ in row], [s for _, s in row], [args.L] * len(row)) for row in plan]
 
-            def lmdb_batched() -> None:
+            def lmdb_batched(batched_plan=batched_plan) -> None:
                 for eps, starts, lengths in batched_plan:
                     with store.reader() as r:
                         for k in KEYS:
@@ -200,19 +211,23 @@ def bench_memory(args: argparse.Namespace, work: Path) -> list[dict]:
         write_s = time.perf_counter() - t0
         proc = subprocess.run(
             [sys.executable, "-c", ITERATE, str(path), str(args.L), str(args.passes)],
-            capture_output=True, text=True, check=True,
+            capture_output=True,
+            text=True,
+            check=True,
         )
         rep = json.loads(proc.stdout.strip().splitlines()[-1])
-        rows.append({
-            "store_MiB": (path / "data.mdb").stat().st_size / 2**20,
-            "steps": steps,
-            "write_MiB_per_s": mb / write_s,
-            "passes": args.passes,
-            "vmhwm_MiB": rep["end"]["VmHWM"] / 2**20,
-            "peak_anon_MiB": rep["peak_anon"] / 2**20,
-            "rss_file_end_MiB": rep["end"]["RssFile"] / 2**20,
-            "anon_at_open_MiB": rep["start"]["RssAnon"] / 2**20,
-        })
+        rows.append(
+            {
+                "store_MiB": (path / "data.mdb").stat().st_size / 2**20,
+                "steps": steps,
+                "write_MiB_per_s": mb / write_s,
+                "passes": args.passes,
+                "vmhwm_MiB": rep["end"]["VmHWM"] / 2**20,
+                "peak_anon_MiB": rep["peak_anon"] / 2**20,
+                "rss_file_end_MiB": rep["end"]["RssFile"] / 2**20,
+                "anon_at_open_MiB": rep["start"]["RssAnon"] / 2**20,
+            }
+        )
         shutil.rmtree(path)
     return rows
 
@@ -241,28 +256,54 @@ def main() -> None:
             memory = bench_memory(args, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    result = {"throughput": throughput, "memory": memory, "budget_anon_MiB": args.budget_mb,
-              "anon_within_budget": all(r["peak_anon_MiB"] <= args.budget_mb for r in memory)}
+    result = {
+        "throughput": throughput,
+        "memory": memory,
+        "budget_anon_MiB": args.budget_mb,
+        "anon_within_budget": all(r["peak_anon_MiB"] <= args.budget_mb for r in memory),
+    }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     tmp = args.out.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(result, indent=2))
     tmp.replace(args.out)
 
-    t = Table(title=f"window reads: B={args.B} L={args.L}, all modalities ({throughput['batch_bytes'] / 2**20:.1f} MiB/batch)")
-    for c in ("starts", "numpy batches/s", "lmdb per window", "lmdb/numpy", "lmdb read_batch", "read_batch/numpy",
-              "lmdb MiB/s"):
+    t = Table(
+        title=f"window reads: B={args.B} L={args.L}, all modalities ({throughput['batch_bytes'] / 2**20:.1f} MiB/batch)"
+    )
+    for c in (
+        "starts",
+        "numpy batches/s",
+        "lmdb per window",
+        "lmdb/numpy",
+        "lmdb read_batch",
+        "read_batch/numpy",
+        "lmdb MiB/s",
+    ):
         t.add_column(c, justify="right")
     for key in ("aligned", "unaligned"):
         r = throughput[key]
-        t.add_row(key, f"{r['numpy_batches_per_s']:.1f}", f"{r['lmdb_batches_per_s']:.1f}", f"{r['ratio']:.2f}",
-                  f"{r['lmdb_batched_batches_per_s']:.1f}", f"{r['batched_ratio']:.2f}", f"{r['lmdb_MiB_per_s']:.0f}")
+        t.add_row(
+            key,
+            f"{r['numpy_batches_per_s']:.1f}",
+            f"{r['lmdb_batches_per_s']:.1f}",
+            f"{r['ratio']:.2f}",
+            f"{r['lmdb_batched_batches_per_s']:.1f}",
+            f"{r['batched_ratio']:.2f}",
+            f"{r['lmdb_MiB_per_s']:.0f}",
+        )
     console.print(t)
     m = Table(title=f"reader memory while iterating the whole store x{args.passes} (anon budget {args.budget_mb} MiB)")
     for c in ("store MiB", "steps", "write MiB/s", "peak anon RSS MiB", "VmHWM MiB", "file-backed RSS at end MiB"):
         m.add_column(c, justify="right")
     for r in memory:
-        m.add_row(f"{r['store_MiB']:.0f}", str(r["steps"]), f"{r['write_MiB_per_s']:.0f}", f"{r['peak_anon_MiB']:.1f}",
-                  f"{r['vmhwm_MiB']:.0f}", f"{r['rss_file_end_MiB']:.0f}")
+        m.add_row(
+            f"{r['store_MiB']:.0f}",
+            str(r["steps"]),
+            f"{r['write_MiB_per_s']:.0f}",
+            f"{r['peak_anon_MiB']:.1f}",
+            f"{r['vmhwm_MiB']:.0f}",
+            f"{r['rss_file_end_MiB']:.0f}",
+        )
     console.print(m)
     console.print(f"wrote {args.out}")
 

@@ -1,8 +1,8 @@
 """Training alone and two trainings side by side, with OpenMP threads that spin or sleep while they wait.
 
 Each configuration runs ``golem run train --set training.updates=U`` on one
-recorded store (``--expert``, default ``take_cover``: long episodes, 32-step windows), first alone, then two at once (each with its own data
-root), in fresh processes:
+recorded store (``--expert``, default ``take_cover``: long episodes, 32-step windows), first alone, then two at
+once (each with its own data root), in fresh processes:
 
 * ``spinning``: libgomp's own default, which Golem replaced (``OMP_WAIT_POLICY``
   unset means a 300,000-iteration spin before a waiting thread sleeps; here
@@ -53,8 +53,21 @@ def _env(extra: dict[str, str]) -> dict[str, str]:
 
 
 def _train(store: Path, root: Path, updates: int, env: dict[str, str]) -> subprocess.Popen[str]:
-    args = [str(GOLEM), "--log-level", "error", "run", "train", "--store", str(store), "--set", f"data.root={root}",
-            "--set", f"training.updates={updates}", "--no-tensorboard", "--json"]
+    args = [
+        str(GOLEM),
+        "--log-level",
+        "error",
+        "run",
+        "train",
+        "--store",
+        str(store),
+        "--set",
+        f"data.root={root}",
+        "--set",
+        f"training.updates={updates}",
+        "--no-tensorboard",
+        "--json",
+    ]
     return subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -71,8 +84,12 @@ def _finish(proc: subprocess.Popen[str]) -> dict[str, Any]:
     window = window if isinstance(window, int) else int(data.get("sequence_length") or 0)
     frames = report["updates"] * int(data["batch_size"]) * window if window else None
     seconds = float(report["seconds"])
-    return {"seconds": round(seconds, 2), "updates": report["updates"], "threads": data.get("threads"),
-            "frames_per_s": round(frames / seconds, 1) if frames else None}
+    return {
+        "seconds": round(seconds, 2),
+        "updates": report["updates"],
+        "threads": data.get("threads"),
+        "frames_per_s": round(frames / seconds, 1) if frames else None,
+    }
 
 
 def run_config(name: str, store: Path, tmp: Path, updates: int) -> dict[str, Any]:
@@ -94,19 +111,45 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         store = tmp / "store"
-        subprocess.run([str(GOLEM), "--log-level", "error", "run", "record", "--expert", args.expert, "-n",
-                        str(args.episodes), "--store", str(store)], check=True, env=_env({}), capture_output=True)
+        subprocess.run(
+            [
+                str(GOLEM),
+                "--log-level",
+                "error",
+                "run",
+                "record",
+                "--expert",
+                args.expert,
+                "-n",
+                str(args.episodes),
+                "--store",
+                str(store),
+            ],
+            check=True,
+            env=_env({}),
+            capture_output=True,
+        )
         runs = {name: run_config(name, store, tmp, args.updates) for name in CONFIGS}
-    report = {"when": datetime.now(UTC).isoformat(timespec="seconds"), "cores": os.cpu_count(),
-              "expert": args.expert, "updates": args.updates, "episodes": args.episodes, "runs": runs}
+    report = {
+        "when": datetime.now(UTC).isoformat(timespec="seconds"),
+        "cores": os.cpu_count(),
+        "expert": args.expert,
+        "updates": args.updates,
+        "episodes": args.episodes,
+        "runs": runs,
+    }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n")
     table = Table(title=f"golem run train on {args.expert}, {args.updates} updates: alone and two side by side")
     for column in ("OpenMP threads", "alone frames/s", "pair frames/s (each)", "pair wall s"):
         table.add_column(column, justify="right")
     for name, r in runs.items():
-        table.add_row(name, f"{r['alone']['frames_per_s']:,.0f}",
-                      " / ".join(f"{j['frames_per_s']:,.0f}" for j in r["pair"]), f"{r['pair_wall_s']:.1f}")
+        table.add_row(
+            name,
+            f"{r['alone']['frames_per_s']:,.0f}",
+            " / ".join(f"{j['frames_per_s']:,.0f}" for j in r["pair"]),
+            f"{r['pair_wall_s']:.1f}",
+        )
     Console().print(table)
 
 

@@ -37,12 +37,30 @@ DEFAULT_SCENARIOS = ("health_gathering", "take_cover")
 SKIPS = (1, 2, 4)
 
 
-def evaluate(root: Path, scenario: str, episodes: int, workers: int, skip: int, spans: str,
-             baselines: bool) -> dict[str, Any]:
+def evaluate(
+    root: Path, scenario: str, episodes: int, workers: int, skip: int, spans: str, baselines: bool
+) -> dict[str, Any]:
     path = root / f"board-{skip}-{spans}.json"
-    golem("run", "evaluate", "--set", f"data.root={root}", "--scenario", scenario, "--episodes", str(episodes),
-          "--workers", str(workers), "--frame-skip", str(skip), "--set", f"game.timespans={spans}",
-          *([] if baselines else ["--no-baselines"]), "--out", str(path), cwd=root)
+    golem(
+        "run",
+        "evaluate",
+        "--set",
+        f"data.root={root}",
+        "--scenario",
+        scenario,
+        "--episodes",
+        str(episodes),
+        "--workers",
+        str(workers),
+        "--frame-skip",
+        str(skip),
+        "--set",
+        f"game.timespans={spans}",
+        *([] if baselines else ["--no-baselines"]),
+        "--out",
+        str(path),
+        cwd=root,
+    )
     board = json.loads(path.read_text())
     return {role: board["policies"][role]["return"] for role in board["policies"]}
 
@@ -52,16 +70,26 @@ def run(scenario: str, episodes: int, eval_episodes: int, workers: int) -> dict[
     try:
         root = work / "data"
         t0 = time.perf_counter()
-        golem("run", "record", "--expert", scenario, "--episodes", str(episodes), "--workers", str(workers),
-              "--set", f"data.root={root}", cwd=work)
+        golem(
+            "run",
+            "record",
+            "--expert",
+            scenario,
+            "--episodes",
+            str(episodes),
+            "--workers",
+            str(workers),
+            "--set",
+            f"data.root={root}",
+            cwd=work,
+        )
         trained = json.loads(golem("run", "train", "--set", f"data.root={root}", "--json", cwd=work))
         train_minutes = (time.perf_counter() - t0) / 60
         rows: dict[str, Any] = {}
         for skip in SKIPS:
             t0 = time.perf_counter()
             engine = evaluate(root, scenario, eval_episodes, workers, skip, "engine", baselines=True)
-            row: dict[str, Any] = {"random": engine["random"], "expert": engine["expert"],
-                                   "engine": engine["model"]}
+            row: dict[str, Any] = {"random": engine["random"], "expert": engine["expert"], "engine": engine["model"]}
             if skip > 1:
                 row["unit"] = evaluate(root, scenario, eval_episodes, workers, skip, "unit", baselines=False)["model"]
             span = row["expert"]["mean"] - row["random"]["mean"]
@@ -75,8 +103,12 @@ def run(scenario: str, episodes: int, eval_episodes: int, workers: int) -> dict[
             "measured": datetime.now(UTC).isoformat(timespec="seconds"),
             "recorded_episodes": episodes,
             "eval_episodes": eval_episodes,
-            "train": {"minutes": round(train_minutes, 1), "updates": trained.get("updates"),
-                      "best_epoch": trained.get("best_epoch"), "validation": trained.get("validation")},
+            "train": {
+                "minutes": round(train_minutes, 1),
+                "updates": trained.get("updates"),
+                "best_epoch": trained.get("best_epoch"),
+                "validation": trained.get("validation"),
+            },
             "frame_skip": rows,
         }
     finally:
@@ -92,13 +124,17 @@ def pct(value: float | None) -> str:
 
 
 def table(results: dict[str, Any]) -> str:
-    rows = ["| scenario | frame skip | random | expert | model, true spans | normalised | model, unit spans | "
-            "normalised |", "|---|---|---|---|---|---|---|---|"]
+    rows = [
+        "| scenario | frame skip | random | expert | model, true spans | normalised | model, unit spans | normalised |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for r in results.values():
         for skip, row in r["frame_skip"].items():
-            rows.append(f"| {r['scenario']} | {skip} | {fmt(row['random'])} | {fmt(row['expert'])} | "
-                        f"{fmt(row['engine'])} | {pct(row.get('engine_normalised'))} | {fmt(row.get('unit'))} | "
-                        f"{pct(row.get('unit_normalised'))} |")
+            rows.append(
+                f"| {r['scenario']} | {skip} | {fmt(row['random'])} | {fmt(row['expert'])} | "
+                f"{fmt(row['engine'])} | {pct(row.get('engine_normalised'))} | {fmt(row.get('unit'))} | "
+                f"{pct(row.get('unit_normalised'))} |"
+            )
     return "\n".join(rows)
 
 

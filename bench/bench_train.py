@@ -20,8 +20,8 @@ Three measurements on the same store, settings and device, in one run:
 A frame is one step of one row: a batch is ``B · L`` frames. Results go to
 ``bench/results/train.json`` and a rich table.
 
-Usage: ``python bench/bench_train.py [--store PATH] [--episodes 60] [--batch 16] [--length 8] [--steps 10] [--rounds 5]``
-(the store is recorded with the ``basic`` expert when it does not exist).
+Usage: ``python bench/bench_train.py [--store PATH] [--episodes 60] [--batch 16] [--length 8] [--steps 10]
+[--rounds 5]`` (the store is recorded with the ``basic`` expert when it does not exist).
 """
 
 from __future__ import annotations
@@ -42,16 +42,16 @@ import torch
 from rich.console import Console
 from rich.table import Table
 
-from golem.data.dataset import SequenceDataset
-from golem.logs import configure_logging
-from golem.learning.modelspec import ModelSpec
-from golem.plugins import load_plugins
-from golem.data.recording import RecordPlan, record
-from golem.settings import GolemSettings
-from golem.data.store import TrajectoryStore
 from golem.allocator import keep_freed_memory
+from golem.data.dataset import SequenceDataset
+from golem.data.store import TrajectoryStore
 from golem.learning.device import select_device
+from golem.learning.modelspec import ModelSpec
 from golem.learning.training import prefetched, to_device, train_step
+from golem.logs import configure_logging
+from golem.plugins import load_plugins
+from golem.settings import GolemSettings
+from golem.workflows.recording import RecordPlan, record
 
 RESULTS = Path(__file__).resolve().parent / "results" / "train.json"
 log = structlog.get_logger("bench_train")
@@ -112,6 +112,7 @@ def bench_model(
     sampler = registry.get("samplers", cfg.sampler).obj(dataset, settings)
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate)
     frames = cfg.batch_size * cfg.sequence_length
+
     def endless() -> Iterator[list[int]]:
         while True:
             yield from sampler
@@ -122,8 +123,13 @@ def bench_model(
     def full() -> None:
         batch = next(batches)
         _, state["hx"] = train_step(
-            model, loss_fn, optimizer, to_device(batch.inputs, device), batch.targets.to(device),
-            batch.is_first.to(device), state["hx"],
+            model,
+            loss_fn,
+            optimizer,
+            to_device(batch.inputs, device),
+            batch.targets.to(device),
+            batch.is_first.to(device),
+            state["hx"],
         )
 
     fixed = dataset.load_batch(next(iter(sampler)))
@@ -161,8 +167,9 @@ def bench_model(
     }
 
 
-def bench_cores(in_features: int, batch: int, length: int, width: int, steps: int, warmup: int, rounds: int,
-                device: torch.device) -> dict[str, Any]:
+def bench_cores(
+    in_features: int, batch: int, length: int, width: int, steps: int, warmup: int, rounds: int, device: torch.device
+) -> dict[str, Any]:
     """Forward + backward frames/s of the CfC implementations and the LSTM on the same features."""
     from golem_models.cores import CfCCore, LSTMCore
     from golem_models.fastcfc import cfc_scan
@@ -187,12 +194,16 @@ def bench_cores(in_features: int, batch: int, length: int, width: int, steps: in
             x.grad = None
             out, _ = run()
             out.square().mean().backward()
+
         return call
 
     t = timed({name: fwd_bwd(run) for name, run in runs.items()}, steps, warmup, rounds, device)
     fps = {name: batch * length / min(v) for name, v in t.items()}
     return {
-        "in_features": in_features, "batch_size": batch, "length": length, "working_memory": width,
+        "in_features": in_features,
+        "batch_size": batch,
+        "length": length,
+        "working_memory": width,
         "fps": fps,
         "fast_over_ncps": fps["fast"] / fps["ncps"],
         "fast_over_lstm": fps["fast"] / fps["lstm"],
@@ -225,16 +236,20 @@ def main() -> None:
     results: dict[str, Any] = {}
     with TrajectoryStore.open(args.store) as store:
         for model in ("cfc", "lstm"):
-            settings = GolemSettings.model_validate({
-                "brain": {"model": model, "working_memory": args.width},
-                "training": {"batch_size": args.batch, "sequence_length": args.length, "device": args.device},
-            })
+            settings = GolemSettings.model_validate(
+                {
+                    "brain": {"model": model, "working_memory": args.width},
+                    "training": {"batch_size": args.batch, "sequence_length": args.length, "device": args.device},
+                }
+            )
             results[model] = bench_model(settings, store, args.steps, args.warmup, args.rounds, device)
-        cfc_spec = ModelSpec.from_settings(GolemSettings.model_validate({"brain": {"model": "cfc"}}),
-                                           load_plugins().registry)
+        cfc_spec = ModelSpec.from_settings(
+            GolemSettings.model_validate({"brain": {"model": "cfc"}}), load_plugins().registry
+        )
         in_features = load_plugins().registry.get("models", "cfc").obj(cfc_spec).in_features
-    cores = bench_cores(in_features, args.batch, args.core_length, args.width, args.steps, args.warmup, args.rounds,
-                        device)
+    cores = bench_cores(
+        in_features, args.batch, args.core_length, args.width, args.steps, args.warmup, args.rounds, device
+    )
     report = {
         "device": str(device),
         "torch_threads": torch.get_num_threads(),
@@ -254,22 +269,39 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n")
 
-    table = Table(title=f"Training throughput, frames/s, best of {args.rounds} rounds (B={args.batch}, L={args.length}, width {args.width}, {device})")
+    table = Table(
+        title=(
+            f"Training throughput, frames/s, best of {args.rounds} rounds "
+            f"(B={args.batch}, L={args.length}, width {args.width}, {device})"
+        )
+    )
     for col in ("core", "full step", "cortices f+b", "full / cortices", "core f+b", "ms / step"):
         table.add_column(col, justify="left" if col == "core" else "right")
     for name, r in results.items():
         table.add_row(
-            name, f"{r['full_step_fps']:.0f}", f"{r['cortices_fps']:.0f}", f"{r['full_over_cortices']:.2f}",
-            f"{r['core_fps']:.0f}", f"{r['ms_per_step']:.1f}",
+            name,
+            f"{r['full_step_fps']:.0f}",
+            f"{r['cortices_fps']:.0f}",
+            f"{r['full_over_cortices']:.2f}",
+            f"{r['core_fps']:.0f}",
+            f"{r['ms_per_step']:.1f}",
         )
     Console().print(table)
-    impl = Table(title=f"Core forward + backward, frames/s (B={args.batch}, T={args.core_length}, "
-                       f"{cores['in_features']} features → width {args.width})")
+    impl = Table(
+        title=f"Core forward + backward, frames/s (B={args.batch}, T={args.core_length}, "
+        f"{cores['in_features']} features → width {args.width})"
+    )
     for col in ("ncps CfC", "fast CfC", "fast, eager loops", "nn.LSTM", "fast / ncps", "fast / LSTM"):
         impl.add_column(col, justify="right")
     f = cores["fps"]
-    impl.add_row(f"{f['ncps']:.0f}", f"{f['fast']:.0f}", f"{f['fast_eager']:.0f}", f"{f['lstm']:.0f}",
-                 f"{cores['fast_over_ncps']:.2f}× (≥ 3)", f"{cores['fast_over_lstm']:.2f} (≥ 0.67)")
+    impl.add_row(
+        f"{f['ncps']:.0f}",
+        f"{f['fast']:.0f}",
+        f"{f['fast_eager']:.0f}",
+        f"{f['lstm']:.0f}",
+        f"{cores['fast_over_ncps']:.2f}× (≥ 3)",
+        f"{cores['fast_over_lstm']:.2f} (≥ 0.67)",
+    )
     Console().print(impl)
     Console().print(f"→ {args.out}")
 

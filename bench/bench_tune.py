@@ -47,7 +47,9 @@ def untrained(folder: Path) -> Path:
     settings = GolemSettings.model_construct(brain=BrainSettings(profile="basic", sensors=["visual"]))
     torch.manual_seed(0)
     spec = ModelSpec.from_settings(settings, registry)
-    return save_checkpoint(folder / "untrained.safetensors", registry.get("models", "cfc").obj(spec), spec.to_metadata())
+    return save_checkpoint(
+        folder / "untrained.safetensors", registry.get("models", "cfc").obj(spec), spec.to_metadata()
+    )
 
 
 def candidates(start: list[float], count: int) -> list[list[float]]:
@@ -89,8 +91,17 @@ def main() -> None:
     sets = candidates(start, args.candidates)
     rows: list[dict[str, Any]] = []
     for workers in args.workers:
-        plan = EvalPlan(model_path=model, scenario=scenario, episodes=args.episodes, max_steps=args.max_steps,
-                        baselines=False, expert=None, start_seed=5000, workers=workers, frame_skip=frame_skip)
+        plan = EvalPlan(
+            model_path=model,
+            scenario=scenario,
+            episodes=args.episodes,
+            max_steps=args.max_steps,
+            baselines=False,
+            expert=None,
+            start_seed=5000,
+            workers=workers,
+            frame_skip=frame_skip,
+        )
         t0 = time.perf_counter()
         fresh = [evaluate(settings, registry, replace(plan, threshold=t)).of("model") for t in sets]
         t_fresh = time.perf_counter() - t0
@@ -100,21 +111,47 @@ def main() -> None:
         t_kept = time.perf_counter() - t0
         same = all([r.episode_return for r in a] == [r.episode_return for r in b] for a, b in zip(fresh, kept))
         tics = int(sum(r.tics for batch in kept for r in batch))
-        rows.append({"workers": workers, "candidates": len(sets), "episodes": args.episodes, "tics": tics,
-                     "fresh_s": round(t_fresh, 2), "kept_s": round(t_kept, 2),
-                     "speedup": round(t_fresh / t_kept, 2), "same_episodes": same,
-                     "mean_return": round(float(np.mean([r.episode_return for b in kept for r in b])), 3)})
-    record = {"model": str(model), "scenario": scenario, "frame_skip": frame_skip,
-              "date": time.strftime("%Y-%m-%d"), "rows": rows}
+        rows.append(
+            {
+                "workers": workers,
+                "candidates": len(sets),
+                "episodes": args.episodes,
+                "tics": tics,
+                "fresh_s": round(t_fresh, 2),
+                "kept_s": round(t_kept, 2),
+                "speedup": round(t_fresh / t_kept, 2),
+                "same_episodes": same,
+                "mean_return": round(float(np.mean([r.episode_return for b in kept for r in b])), 3),
+            }
+        )
+    record = {
+        "model": str(model),
+        "scenario": scenario,
+        "frame_skip": frame_skip,
+        "date": time.strftime("%Y-%m-%d"),
+        "rows": rows,
+    }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(record, indent=2) + "\n")
     table = Table(title=f"tuning's engines: {scenario}, {len(sets)} candidates × {args.episodes} episodes")
-    for col in ("workers", "tics played", "engines started per candidate (s, total)", "engines kept (s, total)", "ratio",
-                "same episodes"):
+    for col in (
+        "workers",
+        "tics played",
+        "engines started per candidate (s, total)",
+        "engines kept (s, total)",
+        "ratio",
+        "same episodes",
+    ):
         table.add_column(col, justify="right")
     for r in rows:
-        table.add_row(str(r["workers"]), f"{r['tics']:,}", f"{r['fresh_s']:.1f}", f"{r['kept_s']:.1f}",
-                      f"{r['speedup']:.2f}×", "yes" if r["same_episodes"] else "NO")
+        table.add_row(
+            str(r["workers"]),
+            f"{r['tics']:,}",
+            f"{r['fresh_s']:.1f}",
+            f"{r['kept_s']:.1f}",
+            f"{r['speedup']:.2f}×",
+            "yes" if r["same_episodes"] else "NO",
+        )
     Console().print(table)
 
 

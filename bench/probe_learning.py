@@ -21,13 +21,13 @@ import numpy as np
 import torch
 from torch import nn
 
-from golem.learning.calibration import calibration_windows, recalibrate_norms
 from golem.data.dataset import SequenceDataset
+from golem.data.store import TrajectoryStore
+from golem.learning.calibration import calibration_windows, recalibrate_norms
 from golem.learning.modelspec import ModelSpec
+from golem.learning.validation import stream_batches
 from golem.plugins import load_plugins
 from golem.settings import GolemSettings
-from golem.data.store import TrajectoryStore
-from golem.learning.validation import stream_batches
 
 VARIANTS = ("base", "pixnorm", "chnorm", "bn1d", "runstd", "gn", "ln", "pixln", "product")
 
@@ -147,17 +147,23 @@ def evaluate(model: nn.Module, ds: SequenceDataset, batch_size: int) -> dict:
         labels.append(y.flatten(0, 1))
     model.train()
     p, y = torch.cat(probs), torch.cat(labels)
-    return {"val_bce": loss_sum / n, "pred_rate": p.mean(0).tolist(), "label_rate": y.mean(0).tolist(),
-            "pred_std": p.std(0).tolist()}
+    return {
+        "val_bce": loss_sum / n,
+        "pred_rate": p.mean(0).tolist(),
+        "label_rate": y.mean(0).tolist(),
+        "pred_std": p.std(0).tolist(),
+    }
 
 
 def rates_only(train_ds: SequenceDataset, val_ds: SequenceDataset, batch_size: int) -> float:
     """BCE on the validation labels of predicting each action's training frequency at every step."""
+
     def labels(ds):
         out = []
         for indices, active in stream_batches(ds, batch_size):
             out.append(ds.load_batch(indices).targets[torch.from_numpy(active)].flatten(0, 1))
         return torch.cat(out)
+
     q = labels(train_ds).mean(0).clamp(1e-6, 1 - 1e-6)
     y = labels(val_ds)
     return float(bce(torch.logit(q).expand_as(y), y))
@@ -165,15 +171,19 @@ def rates_only(train_ds: SequenceDataset, val_ds: SequenceDataset, batch_size: i
 
 @torch.no_grad()
 def feature_stats(model: nn.Module, ds: SequenceDataset) -> dict:
-    """Cortex (+normaliser) features on a few contiguous windows: mean, std, per-feature std across frames, step change."""
+    """Cortex (+normaliser) features on a few contiguous windows: mean, std, per-feature std across frames, step
+    change."""
     model.eval()
     batch = ds.load_batch(np.arange(min(16, len(ds))))
     f = model.encode(batch.inputs)  # [B, T, F]
     model.train()
     flat = f.flatten(0, 1)
-    return {"feat_mean": float(flat.mean()), "feat_std": float(flat.std()),
-            "feat_std_across_frames": float(flat.std(0).mean()),
-            "feat_step_change_std": float((f[:, 1:] - f[:, :-1]).std())}
+    return {
+        "feat_mean": float(flat.mean()),
+        "feat_std": float(flat.std()),
+        "feat_std_across_frames": float(flat.std(0).mean()),
+        "feat_step_change_std": float((f[:, 1:] - f[:, :-1]).std()),
+    }
 
 
 def bn_checks(model: nn.Module, train_ds, val_ds, sampler, batch_size: int) -> dict:
@@ -223,17 +233,24 @@ def main() -> None:
     registry = load_plugins().registry
     spec = ModelSpec.from_settings(settings, registry)
     with TrajectoryStore.open(args.store) as store:
-        ds = SequenceDataset.from_store(store, spec.sensors, spec.action_names, settings.training,
-                                        include_recovery=False, profile=spec.profile)
+        ds = SequenceDataset.from_store(
+            store, spec.sensors, spec.action_names, settings.training, include_recovery=False, profile=spec.profile
+        )
         train_ds, val_ds = ds.split(settings.training.validation_split, settings.training.seed)
         x = frame_stats(train_ds, 64, rng)
-        head = {"variant": args.variant, "model": args.model, "store": str(args.store),
-                "train_steps_data": int(sum(i.length for i in train_ds.episodes.values())),
-                "val_steps_data": int(sum(i.length for i in val_ds.episodes.values())),
-                "input_min": float(x.min()), "input_max": float(x.max()),
-                "input_channel_mean": x.mean((0, 2, 3)).tolist(), "input_channel_std": x.std((0, 2, 3)).tolist(),
-                "input_pixel_std_across_frames": float(x.std(0).mean()),
-                "rates_only_bce": rates_only(train_ds, val_ds, args.batch)}
+        head = {
+            "variant": args.variant,
+            "model": args.model,
+            "store": str(args.store),
+            "train_steps_data": int(sum(i.length for i in train_ds.episodes.values())),
+            "val_steps_data": int(sum(i.length for i in val_ds.episodes.values())),
+            "input_min": float(x.min()),
+            "input_max": float(x.max()),
+            "input_channel_mean": x.mean((0, 2, 3)).tolist(),
+            "input_channel_std": x.std((0, 2, 3)).tolist(),
+            "input_pixel_std_across_frames": float(x.std(0).mean()),
+            "rates_only_bce": rates_only(train_ds, val_ds, args.batch),
+        }
         model = build(args.variant, spec, registry, train_ds, rng)
         model.train()
         head |= feature_stats(model, val_ds)
@@ -257,9 +274,13 @@ def main() -> None:
                 if step % args.every == 0 or step == args.steps:
                     if args.variant == "product":  # as `golem run train` does before validating
                         recalibrate_norms(model, train_ds, calibration_windows(train_ds, args.batch, 8, step), cpu)
-                    out = {"variant": args.variant, "model": args.model, "step": step,
-                           "seconds": round(time.perf_counter() - t0, 1),
-                           "train_bce": train_sum / args.every} | evaluate(model, val_ds, args.batch)
+                    out = {
+                        "variant": args.variant,
+                        "model": args.model,
+                        "step": step,
+                        "seconds": round(time.perf_counter() - t0, 1),
+                        "train_bce": train_sum / args.every,
+                    } | evaluate(model, val_ds, args.batch)
                     out |= feature_stats(model, val_ds)
                     if any(isinstance(m, nn.BatchNorm1d) for m in model.modules()):
                         out |= bn_checks(model, train_ds, val_ds, sampler, args.batch)

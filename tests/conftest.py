@@ -27,10 +27,26 @@ def plugin_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     installed third-party plugin's would be, without touching the venv.
     """
     site = tmp_path_factory.mktemp("plugin-site")
+    sources = tmp_path_factory.mktemp("plugin-sources")
     for name in ("golem-example-plugin", "golem-broken-plugin", "golem-clash-plugin"):
+        # Built from a copy: pip writes build/ and *.egg-info/ next to the sources, and two test
+        # processes (pytest-xdist workers) building in the same folder would race.
+        source = sources / name
+        shutil.copytree(PLUGINS / name, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
         subprocess.run(
-            [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-             "--no-deps", "--no-build-isolation", "--target", str(site), str(PLUGINS / name)],
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--no-deps",
+                "--no-build-isolation",
+                "--target",
+                str(site),
+                str(source),
+            ],
             check=True,
             capture_output=True,
         )
@@ -56,10 +72,19 @@ def _clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 def golem_cli(tmp_path: Path):
     """Run the installed ``golem`` console script; returns a function ``(args, env=…, cwd=…)``."""
 
-    def run(args: list[str], env: dict[str, str] | None = None, cwd: Path | None = None, check: bool = False,
-            timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    def run(
+        args: list[str],
+        env: dict[str, str] | None = None,
+        cwd: Path | None = None,
+        check: bool = False,
+        timeout: float = 300,
+    ) -> subprocess.CompletedProcess[str]:
         proc = subprocess.run(
-            [str(GOLEM), *args], capture_output=True, text=True, env=_clean_env(env), cwd=cwd or tmp_path,
+            [str(GOLEM), *args],
+            capture_output=True,
+            text=True,
+            env=_clean_env(env),
+            cwd=cwd or tmp_path,
             timeout=timeout,
         )
         if check and proc.returncode != 0:
@@ -94,7 +119,10 @@ def xvfb() -> Iterator[str]:
         # -noreset: an X server resets when its last client leaves, and a client connecting during the reset
         # is refused; the readiness probe below is such a last client, and golem connects right after it
         [xvfb_bin, "-displayfd", str(write_fd), "-screen", "0", "1024x768x24", "-nolisten", "tcp", "-noreset"],
-        pass_fds=(write_fd,), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+        pass_fds=(write_fd,),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
     )
     os.close(write_fd)
     try:

@@ -26,8 +26,13 @@ def recorded_store(path: Path, episodes: int = 12, expert: str = "basic") -> Pat
     """A store at ``path`` with ``episodes`` episodes of ``expert``, recorded by the real ``golem`` console script."""
     from tests.conftest import GOLEM, _clean_env
 
-    proc = subprocess.run([str(GOLEM), "run", "record", "--expert", expert, "-n", str(episodes), "--store", str(path)],
-                          capture_output=True, text=True, env=_clean_env(), timeout=300)
+    proc = subprocess.run(
+        [str(GOLEM), "run", "record", "--expert", expert, "-n", str(episodes), "--store", str(path)],
+        capture_output=True,
+        text=True,
+        env=_clean_env(),
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     return path
 
@@ -41,11 +46,29 @@ def tiny_model_root(root: Path, episodes: int, sequence_length: int) -> Path:
 
     for args in (
         ["run", "record", "--expert", "basic", "-n", str(episodes)],
-        ["run", "train", "--epochs", "1", "--device", "cpu", "--set", "brain.working_memory=16",
-         "--set", "training.min_updates=0", "--set", f"training.sequence_length={sequence_length}",
-         "--set", "training.batch_size=4"],
+        [
+            "run",
+            "train",
+            "--epochs",
+            "1",
+            "--device",
+            "cpu",
+            "--set",
+            "brain.working_memory=16",
+            "--set",
+            "training.min_updates=0",
+            "--set",
+            f"training.sequence_length={sequence_length}",
+            "--set",
+            "training.batch_size=4",
+        ],
     ):
-        proc = subprocess.run([str(GOLEM), *args, "--set", f"data.root={root}"], capture_output=True, text=True,
-                              env=_clean_env(), timeout=600)
+        proc = subprocess.run(
+            [str(GOLEM), *args, "--set", f"data.root={root}"],
+            capture_output=True,
+            text=True,
+            env=_clean_env(),
+            timeout=600,
+        )
         assert proc.returncode == 0, proc.stderr
     return root

@@ -17,17 +17,17 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
+from golem.data.store import TrajectoryStore
 from golem.diagnostics.audit import AuditPlan, audit, parse_ids, stream_episodes
-from golem.learning.validation import Tally
-from golem.learning.checkpoints import restore, save_checkpoint
-from golem.errors import GolemError
 from golem.diagnostics.examine import examine
-from golem.logs import configure_logging
+from golem.diagnostics.summary import summarize
+from golem.errors import GolemError
+from golem.learning.checkpoints import restore, save_checkpoint
 from golem.learning.modelspec import ModelSpec
+from golem.learning.validation import Tally
+from golem.logs import configure_logging
 from golem.plugins import load_plugins
 from golem.settings import GolemSettings
-from golem.data.store import TrajectoryStore
-from golem.diagnostics.summary import summarize
 from golem_cli.app import build_app
 from tests.conftest import GOLEM, _clean_env
 from tests.helpers import json_out
@@ -36,7 +36,14 @@ pytestmark = pytest.mark.engine
 RUNNER = CliRunner(env={"COLUMNS": "200"})
 
 PROFILE_ACTIONS = [
-    "MOVE_FORWARD", "MOVE_BACKWARD", "MOVE_LEFT", "MOVE_RIGHT", "TURN_LEFT", "TURN_RIGHT", "ATTACK", "USE",
+    "MOVE_FORWARD",
+    "MOVE_BACKWARD",
+    "MOVE_LEFT",
+    "MOVE_RIGHT",
+    "TURN_LEFT",
+    "TURN_RIGHT",
+    "ATTACK",
+    "USE",
 ]
 
 
@@ -57,8 +64,12 @@ class Workspace:
 
     def golem(self, *args: str, check: bool = False) -> subprocess.CompletedProcess[str]:
         proc = subprocess.run(
-            [str(GOLEM), "--log-level", "warning", *args], capture_output=True, text=True, env=_clean_env(),
-            cwd=self.root, timeout=300,
+            [str(GOLEM), "--log-level", "warning", *args],
+            capture_output=True,
+            text=True,
+            env=_clean_env(),
+            cwd=self.root,
+            timeout=300,
         )
         if check and proc.returncode != 0:
             raise AssertionError(f"golem {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
@@ -73,7 +84,8 @@ class Workspace:
 
     def settings(self, sensors: list[str] | None = None, **training) -> GolemSettings:
         return GolemSettings(
-            data={"root": str(self.data)}, brain={"sensors": sensors or ["visual"]},
+            data={"root": str(self.data)},
+            brain={"sensors": sensors or ["visual"]},
             training={"device": "cpu", **training},
         )
 
@@ -91,8 +103,19 @@ def _save_model(settings: GolemSettings, path: Path, seed: int, extra: dict | No
 def ws(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
     w = Workspace(tmp_path_factory.mktemp("audit"))
     w.golem("run", "record", "--expert", "basic", "--episodes", "6", check=True)
-    w.golem("run", "record", "--expert", "basic", "--episodes", "1", "--plugin", "thermal",
-            "--store", str(w.thermal_store), check=True)
+    w.golem(
+        "run",
+        "record",
+        "--expert",
+        "basic",
+        "--episodes",
+        "1",
+        "--plugin",
+        "thermal",
+        "--store",
+        str(w.thermal_store),
+        check=True,
+    )
     _save_model(w.settings(), w.active, seed=0)
     _save_model(w.settings(["visual", "thermal"]), w.thermal_model, seed=1)
     return w
@@ -179,8 +202,9 @@ def test_parse_ids():
 def test_audit_json_table_and_chart(ws: Workspace):
     lengths = _lengths(ws.store)
     chart = ws.root / "charts" / "audit.png"
-    report = json_out(ws.golem("run", "audit", "--episodes", "0-5", "-L", "4", "--chart", str(chart), "--json",
-                               check=True))
+    report = json_out(
+        ws.golem("run", "audit", "--episodes", "0-5", "-L", "4", "--chart", str(chart), "--json", check=True)
+    )
     assert report["selection"] == "episodes" and report["episodes"] == sorted(lengths)
     assert report["steps"] == sum(lengths.values())  # every frame, tails included
     assert report["windows"] == sum(math.ceil(n / 4) for n in lengths.values())
@@ -245,8 +269,7 @@ def test_examine_writes_grad_cam_png(ws: Workspace):
 def test_examine_explains_the_thermal_cortex_too(ws: Workspace):
     settings = ws.settings(["visual", "thermal"])
     out = ws.root / "ex" / "thermal.png"
-    result = examine(settings, load_plugins().registry, 0, 3, model=ws.thermal_model, store=ws.thermal_store,
-                     out=out)
+    result = examine(settings, load_plugins().registry, 0, 3, model=ws.thermal_model, store=ws.thermal_store, out=out)
     assert set(result.layers) == {"visual", "thermal"}
     image = _png(out)
     assert image.shape[1] > 3 * image.shape[0]  # four panels: visual, its map, thermal, its map
@@ -267,15 +290,22 @@ def test_summary_and_models_list(ws: Workspace):
     assert [s.name for s in from_file.sensors] == ["visual", "thermal"]  # the checkpoint's, not the settings'
 
     archive = ws.models / "archive"
-    metrics = {"history": [{"epoch": 0}, {"epoch": 1}],
-               "validation": {"exact_match": 0.5, "actions": {"ATTACK": {"f1": 0.25}, "USE": {"f1": None}}}}
-    extra = {"training": {"epochs": 2, "loss": "focal", "learning_rate": 0.002, "sequence_length": 8},
-             "metrics": metrics, "created": "2026-01-02T03:04:05+00:00"}
+    metrics = {
+        "history": [{"epoch": 0}, {"epoch": 1}],
+        "validation": {"exact_match": 0.5, "actions": {"ATTACK": {"f1": 0.25}, "USE": {"f1": None}}},
+    }
+    extra = {
+        "training": {"epochs": 2, "loss": "focal", "learning_rate": 0.002, "sequence_length": 8},
+        "metrics": metrics,
+        "created": "2026-01-02T03:04:05+00:00",
+    }
     _save_model(ws.settings(), archive / "20260102T030405Z-cfc.safetensors", seed=3, extra=extra)
     (archive / "20260103T000000Z-cfc.safetensors").write_bytes(b"not a checkpoint")
     entries = json_out(ws.golem("models", "list", "--json", check=True))
-    assert [Path(e["path"]).name for e in entries] == ["20260102T030405Z-cfc.safetensors",
-                                                      "20260103T000000Z-cfc.safetensors"]
+    assert [Path(e["path"]).name for e in entries] == [
+        "20260102T030405Z-cfc.safetensors",
+        "20260103T000000Z-cfc.safetensors",
+    ]
     good, bad = entries
     assert good["profile"] == "basic" and good["model"] == "cfc" and good["sensors"] == ["visual"]
     assert (good["epochs"], good["loss"], good["learning_rate"]) == (2, "focal", 0.002)
@@ -305,12 +335,16 @@ def test_collapse_repeats_shows_a_per_step_block_once():
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (["run", "audit", "--set", "data.root=nothing-here"],
-         "no active model for profile basic; run `golem run train` first"),
+        (
+            ["run", "audit", "--set", "data.root=nothing-here"],
+            "no active model for profile basic; run `golem run train` first",
+        ),
         (["run", "audit", "--model", "corrupt.safetensors"], "is corrupt or truncated"),
         (["run", "examine", "--episode", "0", "--step", "999"], "step 999 is outside episode 0"),
-        (["run", "audit", "--model", "thermal.safetensors"],
-         "the model reads sensor 'thermal' but episode 0 has no 'thermals' array"),
+        (
+            ["run", "audit", "--model", "thermal.safetensors"],
+            "the model reads sensor 'thermal' but episode 0 has no 'thermals' array",
+        ),
     ],
 )
 def test_bad_input_is_one_line(ws: Workspace, args: list[str], needle: str):

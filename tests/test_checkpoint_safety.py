@@ -14,7 +14,7 @@ import torch
 from golem.learning.checkpoints import save_checkpoint
 from golem.learning.modelspec import ModelSpec
 from golem.plugins import load_plugins
-from golem.runtime.scenarios import scenarios_dir
+from golem.scenarios import scenarios_dir
 from golem.settings import BrainSettings, GolemSettings
 from tests.helpers import one_error_line
 
@@ -33,12 +33,14 @@ def _save(path: Path, *, poison: float | None = None, extra: dict | None = None)
 
 
 @pytest.mark.parametrize("value", [float("nan"), float("-inf")])
+@pytest.mark.slow
 def test_play_refuses_non_finite_weights(golem_cli, tmp_path, value):
     model = _save(tmp_path / "m.safetensors", poison=value)
     line = one_error_line(golem_cli(["run", "play", "--model", str(model), "--scenario", "basic"]))
     assert "non-finite weights" in line and str(model) in line
 
 
+@pytest.mark.slow
 def test_activate_refuses_non_finite_weights_and_keeps_the_active_model(golem_cli, tmp_path):
     models = tmp_path / "golem-data" / "models" / "basic"
     active = _save(models / "active.safetensors")
@@ -53,7 +55,9 @@ def test_activate_refuses_non_finite_weights_and_keeps_the_active_model(golem_cl
 def test_play_refuses_a_scenario_path_from_the_checkpoint(golem_cli, tmp_path):
     config = tmp_path / "elsewhere" / "x.cfg"
     config.parent.mkdir()
-    config.write_text((scenarios_dir() / "basic.cfg").read_text().replace("basic.wad", str(scenarios_dir() / "basic.wad")))
+    config.write_text(
+        (scenarios_dir() / "basic.cfg").read_text().replace("basic.wad", str(scenarios_dir() / "basic.wad"))
+    )
     model = _save(tmp_path / "m.safetensors", extra={"scenario": os.path.relpath(config, tmp_path)})
     line = one_error_line(golem_cli(["run", "play", "--model", str(model)]))
     assert "not a shipped scenario name" in line and "--scenario elsewhere/x.cfg" in line
@@ -63,6 +67,7 @@ def test_play_refuses_a_scenario_path_from_the_checkpoint(golem_cli, tmp_path):
     assert json.loads(proc.stdout)["scenario"] == str(config)
 
 
+@pytest.mark.slow
 def test_models_list_removes_temp_files_of_killed_writes_only(golem_cli, tmp_path):
     archive = tmp_path / "golem-data" / "models" / "basic" / "archive"
     _save(archive / "20260101T000000Z-cfc.safetensors")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from typer.testing import CliRunner
 
 import golem
@@ -10,6 +11,7 @@ from golem_cli.app import build_app
 runner = CliRunner(env={"COLUMNS": "200"})
 
 
+@pytest.mark.slow
 def test_version_in_process_and_console_script(golem_cli):
     result = runner.invoke(build_app(), ["--version"])
     assert result.exit_code == 0
@@ -48,6 +50,7 @@ def test_bad_log_level_and_unknown_command_fail_cleanly():
     assert result.exit_code == 2
 
 
+@pytest.mark.slow
 def test_log_json_emits_json_events(golem_cli, tmp_path):
     proc = golem_cli(["--log-json", "--log-level", "debug", "plugins", "list", "--json"], check=True)
     import json
@@ -57,23 +60,39 @@ def test_log_json_emits_json_events(golem_cli, tmp_path):
     assert loaded and "core" in loaded[0]["loaded"] and loaded[0]["level"] == "debug"
 
 
+@pytest.mark.slow
 def test_using_the_library_prints_nothing_on_stdout():
     import subprocess
     import sys
 
-    code = "from golem.plugins import load_plugins; from golem.runtime.scenarios import known_scenarios; load_plugins(); known_scenarios()"
+    code = (
+        "from golem.plugins import load_plugins; from golem.scenarios import known_scenarios; "
+        "load_plugins(); known_scenarios()"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == ""
 
 
+@pytest.mark.slow
 def test_global_options_work_after_the_subcommand(golem_cli, tmp_path):
     from golem_cli.app import hoist_global_options
 
     assert hoist_global_options(["run", "train", "--log-level", "info", "--epochs", "2"]) == [
-        "--log-level", "info", "run", "train", "--epochs", "2"]
+        "--log-level",
+        "info",
+        "run",
+        "train",
+        "--epochs",
+        "2",
+    ]
     assert hoist_global_options(["config", "show", "--config=x.toml", "--", "--log-json"]) == [
-        "--config=x.toml", "config", "show", "--", "--log-json"]
+        "--config=x.toml",
+        "config",
+        "show",
+        "--",
+        "--log-json",
+    ]
     (tmp_path / "mine.toml").write_text("[training]\nepochs = 7\n")
     shown = golem_cli(["config", "show", "--json", "--config", "mine.toml", "--log-level", "info"], check=True)
     import json as _json

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from golem.profiles import BASIC
 from golem.data.store import TrajectoryStore
+from golem.profiles import BASIC
 from golem_cli.app import build_app
 
 
@@ -119,6 +119,7 @@ def test_bad_source_is_one_line(env: tuple[CliRunner, Path]) -> None:
     assert "error: --source 'alien' is not one of human, expert, recovery, agent" in result.output
 
 
+@pytest.mark.slow
 def test_console_script(env: tuple[CliRunner, Path]) -> None:
     _, root = env
     golem = Path(sys.executable).with_name("golem")
@@ -140,8 +141,12 @@ def test_imported_modalities_match_what_the_sensors_record(tmp_path: Path, monke
     T = 6
     mask = (rng.random((T, 64, 64)) > 0.8).astype(np.float32)  # the seed's float {0, 1} thermal masks
     big = tmp_path / "big.npz"
-    np.savez_compressed(big, frames=rng.random((T, 120, 160, 3)).astype(np.float32),
-                        actions=rng.integers(0, 2, (T, len(BASIC))), thermals=mask)
+    np.savez_compressed(
+        big,
+        frames=rng.random((T, 120, 160, 3)).astype(np.float32),
+        actions=rng.integers(0, 2, (T, len(BASIC))),
+        thermals=mask,
+    )
     runner = CliRunner()
     store = str(tmp_path / "imported")
     result = invoke(runner, "data", "import", str(big), "--store", store, "--json")
@@ -159,8 +164,12 @@ def test_imported_modalities_match_what_the_sensors_record(tmp_path: Path, monke
         assert data["thermals"].max() == 1 and data["frames"].shape == (T, 3, 64, 64)
 
     not_a_mask = tmp_path / "noise.npz"
-    np.savez_compressed(not_a_mask, frames=np.zeros((T, 64, 64, 3), np.uint8),
-                        actions=np.zeros((T, len(BASIC)), np.uint8), thermals=rng.random((T, 64, 64)).astype(np.float32))
+    np.savez_compressed(
+        not_a_mask,
+        frames=np.zeros((T, 64, 64, 3), np.uint8),
+        actions=np.zeros((T, len(BASIC)), np.uint8),
+        thermals=rng.random((T, 64, 64)).astype(np.float32),
+    )
     refused = invoke(runner, "data", "import", str(not_a_mask), "--store", store)
     assert refused.exit_code != 0 and "0/1 mask" in refused.output
 
@@ -171,7 +180,9 @@ def test_a_text_file_named_npz_is_not_called_pickled(tmp_path: Path, monkeypatch
     fake.write_text("these are my notes, not a recording\n")
     result = invoke(CliRunner(), "data", "import", str(fake), "--store", str(tmp_path / "s"))
     assert result.exit_code != 0
-    assert "not a readable .npz" in result.output and "no zip archive" in result.output and "pickle" not in result.output
+    assert (
+        "not a readable .npz" in result.output and "no zip archive" in result.output and "pickle" not in result.output
+    )
 
 
 def test_commands_refuse_a_damaged_chunk_in_one_line(env: tuple[CliRunner, Path]) -> None:
@@ -189,14 +200,22 @@ def test_commands_refuse_a_damaged_chunk_in_one_line(env: tuple[CliRunner, Path]
         raw[100] ^= 0xFF
         txn.put(chunk_key(0, "frames", 1), bytes(raw), db=chunks)
     lmdb_env.close()
-    for args in (["data", "export", str(root / "out"), "--store", str(store)], ["run", "inspect", "--store", str(store)]):
+    for args in (
+        ["data", "export", str(root / "out"), "--store", str(store)],
+        ["run", "inspect", "--store", str(store)],
+    ):
         result = invoke(runner, *args)
         assert result.exit_code != 0, args
         errors = [line for line in result.output.splitlines() if line.startswith("error:")]
-        assert len(errors) == 1 and "chunk 1 of 'frames' is damaged" in errors[0] and "golem data verify" in errors[0], result.output
+        assert (
+            len(errors) == 1 and "chunk 1 of 'frames' is damaged" in errors[0] and "golem data verify" in errors[0]
+        ), result.output
 
 
-def test_seed_layout_audio_imports_at_the_default_rate_and_trains(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.slow
+def test_seed_layout_audio_imports_at_the_default_rate_and_trains(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The seed's audio (one tic at 44,100 Hz: [T, 2, 1260]) is stored as the sensor records it at 22,050 Hz."""
     pytest.importorskip("golem_sensors_audio")
     monkeypatch.chdir(tmp_path)
@@ -220,16 +239,46 @@ def test_seed_layout_audio_imports_at_the_default_rate_and_trains(tmp_path: Path
     assert info.meta.sensor_settings["brain.dsp"]["sample_rate"] == 22050
     loud = stored[4].astype(np.float32)
     assert abs(loud.mean()) < 1e-2 and abs(loud.std() - 1.0) < 1e-2  # normalised per step as recorded
-    train = ["run", "train", "--store", str(store), "--plugin", "audio", "--set", f"data.root={tmp_path / 'root'}",
-             "--set", "training.sequence_length=4", "--set", "brain.working_memory=8", "--epochs", "1",
-             "--set", "training.min_updates=0",
-             "--device", "cpu", "--json"]
+    train = [
+        "run",
+        "train",
+        "--store",
+        str(store),
+        "--plugin",
+        "audio",
+        "--set",
+        f"data.root={tmp_path / 'root'}",
+        "--set",
+        "training.sequence_length=4",
+        "--set",
+        "brain.working_memory=8",
+        "--epochs",
+        "1",
+        "--set",
+        "training.min_updates=0",
+        "--device",
+        "cpu",
+        "--json",
+    ]
     trained = invoke(runner, *train)
     assert trained.exit_code == 0, trained.output
     # a store recorded at another rate names the setting that reads it
     other = tmp_path / "store11k"
-    assert invoke(runner, "--plugin", "audio", "--set", "brain.dsp.sample_rate=11025", "data", "import",
-                  str(recordings), "--store", str(other)).exit_code == 0
+    assert (
+        invoke(
+            runner,
+            "--plugin",
+            "audio",
+            "--set",
+            "brain.dsp.sample_rate=11025",
+            "data",
+            "import",
+            str(recordings),
+            "--store",
+            str(other),
+        ).exit_code
+        == 0
+    )
     refused = invoke(runner, *[str(other) if a == str(store) else a for a in train])
     assert refused.exit_code != 0
     errors = [line for line in refused.output.splitlines() if line.startswith("error:")]

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import one_error_line
+
+# Each test runs the console script a few times (seconds each).
+pytestmark = pytest.mark.slow
 
 
 def test_procgen_build_into_a_path_through_a_file_is_one_line(golem_cli, tmp_path: Path) -> None:
@@ -24,8 +29,12 @@ def test_dream_evaluate_on_a_file_is_one_line(golem_cli, tmp_path: Path) -> None
 
 def test_dream_stages_on_a_missing_run_create_nothing(golem_cli, tmp_path: Path) -> None:
     run = tmp_path / "missing" / "run"
-    for stage, needs in (("evaluate", "train-vae"), ("train-controller", "train-vae"), ("render", "train-vae"),
-                         ("train-rnn", "train-vae")):
+    for stage, needs in (
+        ("evaluate", "train-vae"),
+        ("train-controller", "train-vae"),
+        ("render", "train-vae"),
+        ("train-rnn", "train-vae"),
+    ):
         line = one_error_line(golem_cli(["dream", stage, "--run", str(run)]))
         assert f"golem dream {needs} --run {run}" in line
         assert not (tmp_path / "missing").exists(), stage

@@ -16,8 +16,8 @@ import pytest
 
 from golem.data.store import TrajectoryStore
 from golem.errors import GolemError
-from golem.learning.dagger import beta_for_round
 from golem.learning.checkpoints import read_metadata
+from golem.workflows.dagger import beta_for_round
 from tests.helpers import tiny_model_root
 
 pytestmark = pytest.mark.engine
@@ -43,9 +43,27 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_rounds_record_learner_states_with_expert_labels_and_continue(golem_cli, trained: Path) -> None:
     active = trained / "models" / "basic" / "active.safetensors"
     before = hashlib.sha256(active.read_bytes()).hexdigest()
-    args = ["run", "dagger", "--expert", "basic", "--rounds", "2", "--episodes-per-round", "2", "--updates", "3",
-            "--eval-episodes", "1", "--set", f"data.root={trained}", "--set", "training.sequence_length=4",
-            "--set", "training.batch_size=4", "--json"]
+    args = [
+        "run",
+        "dagger",
+        "--expert",
+        "basic",
+        "--rounds",
+        "2",
+        "--episodes-per-round",
+        "2",
+        "--updates",
+        "3",
+        "--eval-episodes",
+        "1",
+        "--set",
+        f"data.root={trained}",
+        "--set",
+        "training.sequence_length=4",
+        "--set",
+        "training.batch_size=4",
+        "--json",
+    ]
     report = json.loads(golem_cli(args, check=True).stdout)
     assert [r["round"] for r in report["rounds"]] == [1, 2]
     assert [r["beta"] for r in report["rounds"]] == [0.75, 0.5]  # linear over 4 rounds
@@ -106,8 +124,20 @@ def test_expert_of_another_scenario_is_refused_and_changes_nothing(golem_cli, tr
     before = hashlib.sha256(active.read_bytes()).hexdigest()
     with TrajectoryStore.open(trained / "stores" / "demos") as store:
         episodes = len(list(store.episodes()))
-    proc = golem_cli(["run", "dagger", "--expert", "take_cover", "--rounds", "1", "--episodes-per-round", "1",
-                      "--set", f"data.root={trained}"])
+    proc = golem_cli(
+        [
+            "run",
+            "dagger",
+            "--expert",
+            "take_cover",
+            "--rounds",
+            "1",
+            "--episodes-per-round",
+            "1",
+            "--set",
+            f"data.root={trained}",
+        ]
+    )
     assert proc.returncode != 0
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "trained on basic, not on 'take_cover'" in lines[0] and "--other-scenario" in lines[0]

@@ -21,14 +21,33 @@ from tests.conftest import GOLEM, _clean_env
 
 pytestmark = pytest.mark.engine
 
-TINY = ["--set", "brain.working_memory=16", "--set", "training.batch_size=4", "--set", "training.sequence_length=4",
-        "--set", "brain.feature_norm=none", "--set", "training.keep_best=false", "--set", "training.precision=fp32",
-        "--no-tensorboard", "--device", "cpu"]
+TINY = [
+    "--set",
+    "brain.working_memory=16",
+    "--set",
+    "training.batch_size=4",
+    "--set",
+    "training.sequence_length=4",
+    "--set",
+    "brain.feature_norm=none",
+    "--set",
+    "training.keep_best=false",
+    "--set",
+    "training.precision=fp32",
+    "--no-tensorboard",
+    "--device",
+    "cpu",
+]
 
 
 def _golem(args: list[str], root: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(GOLEM), *args, "--set", f"data.root={root}"], capture_output=True, text=True,
-                          env=_clean_env(), timeout=timeout)
+    return subprocess.run(
+        [str(GOLEM), *args, "--set", f"data.root={root}"],
+        capture_output=True,
+        text=True,
+        env=_clean_env(),
+        timeout=timeout,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -51,8 +70,9 @@ def _trained_weights(root: Path, launcher: str) -> dict[str, torch.Tensor]:
 
 
 @pytest.mark.parametrize("launcher", ["2", "torchrun"], ids=["nproc-2", "torchrun-2"])
-def test_two_ranks_end_with_the_weights_of_one_on_the_same_global_batch(recorded: Path, tmp_path: Path,
-                                                                        launcher: str) -> None:
+def test_two_ranks_end_with_the_weights_of_one_on_the_same_global_batch(
+    recorded: Path, tmp_path: Path, launcher: str
+) -> None:
     import shutil
 
     one, two = tmp_path / "one", tmp_path / "two"
@@ -92,8 +112,9 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-def test_a_rank_killed_mid_run_stops_rank_zero_with_one_line_and_keeps_the_model(recorded: Path,
-                                                                               tmp_path: Path) -> None:
+def test_a_rank_killed_mid_run_stops_rank_zero_with_one_line_and_keeps_the_model(
+    recorded: Path, tmp_path: Path
+) -> None:
     import shutil
 
     root = tmp_path / "data"
@@ -103,9 +124,26 @@ def test_a_rank_killed_mid_run_stops_rank_zero_with_one_line_and_keeps_the_model
     active = root / "models" / "basic" / "active.safetensors"
     stored = active.read_bytes()
     proc = subprocess.Popen(
-        [str(GOLEM), "--log-level", "info", "run", "train", "--updates", "100000", "--nproc", "2", *TINY,
-         "--set", "training.peer_timeout=60", "--set", f"data.root={root}"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_clean_env(),
+        [
+            str(GOLEM),
+            "--log-level",
+            "info",
+            "run",
+            "train",
+            "--updates",
+            "100000",
+            "--nproc",
+            "2",
+            *TINY,
+            "--set",
+            "training.peer_timeout=60",
+            "--set",
+            f"data.root={root}",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_clean_env(),
     )
     try:
         deadline = time.monotonic() + 120

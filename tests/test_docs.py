@@ -14,8 +14,7 @@ from golem.registry import CATEGORIES
 
 DOCS = (Path(__file__).resolve().parents[1] / "docs" / "plugins.md").read_text()
 HOOKS = [
-    (name, fn) for name, fn in inspect.getmembers(golem.hookspecs, inspect.isfunction)
-    if hasattr(fn, "golem_spec")
+    (name, fn) for name, fn in inspect.getmembers(golem.hookspecs, inspect.isfunction) if hasattr(fn, "golem_spec")
 ]
 
 

@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from golem.builtin.experts import RandomExpert
 from golem.data.store import TrajectoryStore
 from golem.diagnostics.evaluation import expert_for
 from golem.plugins import load_plugins
+from golem.runtime.random_policy import RandomExpert
 from golem.testing import assert_expert_contract
 
 pytestmark = pytest.mark.engine
@@ -23,17 +23,34 @@ def _episodes(root: Path) -> list:
 
 def test_deathmatch_records_without_a_scenario(golem_cli, tmp_path: Path) -> None:
     """The expert's default scenario is one the engine starts alone (``cig`` needs a network game)."""
-    proc = golem_cli(["run", "record", "--expert", "deathmatch", "-n", "1", "--max-steps", "40",
-                      "--set", f"data.root={tmp_path}"])
+    proc = golem_cli(
+        ["run", "record", "--expert", "deathmatch", "-n", "1", "--max-steps", "40", "--set", f"data.root={tmp_path}"]
+    )
     assert proc.returncode == 0, proc.stderr
-    (info, actions), = _episodes(tmp_path)
+    ((info, actions),) = _episodes(tmp_path)
     assert info.meta.scenario == "deathmatch" and len(actions) > 0
 
 
 def test_random_expert_records_any_scenario_reproducibly(golem_cli, tmp_path: Path) -> None:
     for root in (tmp_path / "a", tmp_path / "b"):
-        proc = golem_cli(["run", "record", "--expert", "random", "--scenario", "take_cover", "-n", "2",
-                          "--max-steps", "60", "--seed", "7", "--set", f"data.root={root}"])
+        proc = golem_cli(
+            [
+                "run",
+                "record",
+                "--expert",
+                "random",
+                "--scenario",
+                "take_cover",
+                "-n",
+                "2",
+                "--max-steps",
+                "60",
+                "--seed",
+                "7",
+                "--set",
+                f"data.root={root}",
+            ]
+        )
         assert proc.returncode == 0, proc.stderr
     a, b = _episodes(tmp_path / "a"), _episodes(tmp_path / "b")
     assert [i.meta.scenario for i, _ in a] == ["take_cover"] * 2 and [i.meta.seed for i, _ in a] == [7, 8]

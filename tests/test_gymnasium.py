@@ -17,7 +17,7 @@ import golem  # noqa: F401  (registers the Golem/ ids)
 from golem.builtin.gym_env import ScenarioEnv
 from golem.errors import GolemError
 from golem.gym_registration import env_id, register_envs, scenario_tic_limit, shipped_scenarios
-from golem.runtime.scenarios import known_scenarios, scenario_spec
+from golem.scenarios import known_scenarios, scenario_spec
 
 
 def test_one_id_per_shipped_scenario_with_its_step_limit():
@@ -43,10 +43,12 @@ def test_make_builds_spaces_from_kwargs_without_starting_the_engine():
     try:
         assert env.spec.max_episode_steps == 525
         assert env.unwrapped.frame_skip == 2
-        assert env.observation_space == spaces.Dict({
-            "frames": spaces.Box(0, 255, (3, 64, 64), np.uint8),
-            "depths": spaces.Box(0, 255, (1, 64, 64), np.uint8),
-        })
+        assert env.observation_space == spaces.Dict(
+            {
+                "frames": spaces.Box(0, 255, (3, 64, 64), np.uint8),
+                "depths": spaces.Box(0, 255, (1, 64, 64), np.uint8),
+            }
+        )
         assert env.action_space == spaces.MultiBinary(10)
         assert env.unwrapped._session is None  # the engine starts on the first reset
     finally:
@@ -60,6 +62,7 @@ def test_bad_kwargs_fail_with_one_line():
         ScenarioEnv("basic", frame_skip=0)
 
 
+@pytest.mark.slow
 def test_a_fresh_interpreter_finds_the_ids():
     code = (
         "import gymnasium\n"

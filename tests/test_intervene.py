@@ -20,11 +20,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from golem.data.intervention import InterventionRecorder, Intervener
 from golem.data.store import TrajectoryStore
 from golem.learning.checkpoints import read_metadata
 from golem.profiles import BASIC
 from golem.runtime.rollout import Tic
+from golem.workflows.intervention import Intervener, InterventionRecorder
 from tests.conftest import GOLEM, _clean_env
 from tests.helpers import tiny_model_root
 from tests.test_record_human import _wait_for_window, _xdotool, needs_x
@@ -84,7 +84,9 @@ def test_cutting_rule_with_a_scripted_keyboard(retroactive: str) -> None:
         recorder.before_tic(None)
         recorder.after_tic(Tic(t=t, state=None, executed=executed, label=executed, reward=0.0))
     recorder.end(None)  # the second take-over is still held when the episode ends
-    assert [(s, c) for _, s, c in segments] == ([(6, L), (13, 2)] if retroactive == "first-action" else [(6, 0), (13, 0)])
+    assert [(s, c) for _, s, c in segments] == (
+        [(6, L), (13, 2)] if retroactive == "first-action" else [(6, 0), (13, 0)]
+    )
     first, second = segments[0][0], segments[1][0]
     context = L if retroactive == "first-action" else 0
     assert len(first["actions"]) == context + 5 and first["frames"][:, 0].tolist() == list(range(7 - context, 12))
@@ -105,10 +107,29 @@ def model_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_a_take_over_becomes_one_recovery_episode_of_l_plus_k_steps(xvfb: str, model_root: Path, tmp_path: Path):
     store = tmp_path / "interventions"
     proc = subprocess.Popen(
-        [str(GOLEM), "--log-level", "warning", "run", "intervene", "--episodes", "1", "--max-steps", "210",
-         "--scenario", "health_gathering",  # no early end: on basic a lucky shot ends the episode
-         "--set", f"data.root={model_root}", "--store", str(store), "--json"],
-        cwd=tmp_path, env=_clean_env({"DISPLAY": xvfb}), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            str(GOLEM),
+            "--log-level",
+            "warning",
+            "run",
+            "intervene",
+            "--episodes",
+            "1",
+            "--max-steps",
+            "210",
+            "--scenario",
+            "health_gathering",  # no early end: on basic a lucky shot ends the episode
+            "--set",
+            f"data.root={model_root}",
+            "--store",
+            str(store),
+            "--json",
+        ],
+        cwd=tmp_path,
+        env=_clean_env({"DISPLAY": xvfb}),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         start_new_session=True,
     )
     try:
@@ -147,7 +168,9 @@ def test_a_take_over_becomes_one_recovery_episode_of_l_plus_k_steps(xvfb: str, m
     assert 25 <= int(left.sum()) <= k and not np.delete(human, MOVE_LEFT, axis=1).any()  # only what was pressed
     assert (actions[:L] == human[np.flatnonzero(left)[0]]).all()  # the retroactive correction
     # every installed sensor is recorded, not only the model's visual one
-    assert {"frames", "depths", "thermals", "audios"} <= set(arrays) and all(len(v) == info.length for v in arrays.values())
+    assert {"frames", "depths", "thermals", "audios"} <= set(arrays) and all(
+        len(v) == info.length for v in arrays.values()
+    )
     assert read_metadata(model)["spec"]["sensors"] == ["visual"]
     assert (np.diff(arrays["tic"]) >= 1).all()  # the engine's clock, for the CfC's time spans
 

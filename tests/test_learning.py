@@ -35,17 +35,38 @@ def constant_f1(p: float) -> float:
 
 def test_basic_expert_is_learned(golem_cli, tmp_path: Path) -> None:
     store = tmp_path / "basic"
-    golem_cli(["run", "record", "--expert", "basic", "-n", "240", "--workers", "2", "--store", str(store)],
-              check=True, timeout=300)
+    golem_cli(
+        ["run", "record", "--expert", "basic", "-n", "240", "--workers", "2", "--store", str(store)],
+        check=True,
+        timeout=300,
+    )
     shares = json.loads(golem_cli(["run", "inspect", "--store", str(store), "--json"], check=True).stdout)["actions"]
     for name in USED:
         assert 0.05 < shares[name]["share"] < 0.5, (name, shares[name])  # the expert does use it, as a minority
 
     proc = golem_cli(
         [
-            "--log-level", "warning", "run", "train", "--store", str(store), "--set", f"data.root={tmp_path}",
-            "--set", "training.sequence_length=5", "--set", "training.batch_size=16",
-            "--set", "training.min_updates=0", "--epochs", "5", "--seed", "0", "--device", "cpu", "--json",
+            "--log-level",
+            "warning",
+            "run",
+            "train",
+            "--store",
+            str(store),
+            "--set",
+            f"data.root={tmp_path}",
+            "--set",
+            "training.sequence_length=5",
+            "--set",
+            "training.batch_size=16",
+            "--set",
+            "training.min_updates=0",
+            "--epochs",
+            "5",
+            "--seed",
+            "0",
+            "--device",
+            "cpu",
+            "--json",
         ],
         check=True,
         timeout=600,
@@ -65,8 +86,13 @@ def test_basic_expert_is_learned(golem_cli, tmp_path: Path) -> None:
         )
     first, last = history[0], history[-1]
     assert last["train_loss"] < 0.5 * first["train_loss"], [h["train_loss"] for h in history]
-    assert last["validation"]["loss"] < 0.5 * first["validation"]["loss"], [h["validation"]["loss"] for h in history]
+    # Training keeps the epoch that validates best; a later epoch may wobble (thread counts change the sums).
+    best = min(h["validation"]["loss"] for h in history)
+    assert best < 0.5 * first["validation"]["loss"], [h["validation"]["loss"] for h in history]
+    assert val["loss"] == pytest.approx(best, rel=1e-6), (val["loss"], best)  # the kept model is the best epoch
     assert val["exact_match"] >= 0.7, val["exact_match"]
     assert val["loss"] < 0.5 * val["constant_loss"], (val["loss"], val["constant_loss"])  # far below rates-only
-    print(f"F1 (model, constant predictor): {report}; exact match {val['exact_match']:.3f}; "
-          f"train loss {first['train_loss']:.4f} → {last['train_loss']:.4f}; {out['seconds']:.0f} s")
+    print(
+        f"F1 (model, constant predictor): {report}; exact match {val['exact_match']:.3f}; "
+        f"train loss {first['train_loss']:.4f} → {last['train_loss']:.4f}; {out['seconds']:.0f} s"
+    )

@@ -23,7 +23,7 @@ from golem.runtime.netgame import DEFAULT_PORT, free_port
 from tests.conftest import GOLEM, _clean_env
 from tests.helpers import json_out
 from tests.test_play_evaluate import _save
-from tests.test_record_human import ATTACK_KEY, needs_x, _wait_for_window, _xdotool
+from tests.test_record_human import ATTACK_KEY, _wait_for_window, _xdotool, needs_x
 
 pytestmark = pytest.mark.engine
 
@@ -62,8 +62,24 @@ def _one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
 def test_two_agents_head_to_head_in_lockstep_with_a_video(golem_cli, tmp_path: Path):
     a, b = _save(tmp_path / "alpha.safetensors"), _save(tmp_path / "beta.safetensors")
     before = _engines()
-    proc = golem_cli(["run", "match", "--agents", f"{a},{b}", "--tics", "200", "--port", str(free_port()),
-                      "--tic-log", "tics.json", "--video", "alpha.gif", "--json"], check=True)
+    proc = golem_cli(
+        [
+            "run",
+            "match",
+            "--agents",
+            f"{a},{b}",
+            "--tics",
+            "200",
+            "--port",
+            str(free_port()),
+            "--tic-log",
+            "tics.json",
+            "--video",
+            "alpha.gif",
+            "--json",
+        ],
+        check=True,
+    )
     report = json_out(proc)
     names = [p["name"] for p in report["players"]]
     assert names == ["alpha", "beta"] and [p["kind"] for p in report["players"]] == ["model", "model"]
@@ -89,8 +105,26 @@ def test_two_agents_head_to_head_in_lockstep_with_a_video(golem_cli, tmp_path: P
 def test_agents_against_bots_recorded_into_the_store(golem_cli, tmp_path: Path):
     store = tmp_path / "mp-store"
     before = _engines()
-    proc = golem_cli(["run", "match", "--agents", "expert:deathmatch,random", "--bots", "2", "--tics", "300",
-                      "--port", str(free_port()), "--record", "--store", str(store), "--tag", "duel"], check=True)
+    proc = golem_cli(
+        [
+            "run",
+            "match",
+            "--agents",
+            "expert:deathmatch,random",
+            "--bots",
+            "2",
+            "--tics",
+            "300",
+            "--port",
+            str(free_port()),
+            "--record",
+            "--store",
+            str(store),
+            "--tag",
+            "duel",
+        ],
+        check=True,
+    )
     out = proc.stdout
     assert "deathmatch on cig" in out and "bot 3" in out and "bot 4" in out and "in lockstep" in out
     assert "recorded 2 episode(s)" in proc.stderr
@@ -106,8 +140,24 @@ def test_agents_against_bots_recorded_into_the_store(golem_cli, tmp_path: Path):
 
 
 def test_a_frag_limit_ends_the_match(golem_cli):
-    proc = golem_cli(["run", "match", "--agents", "expert:deathmatch", "--bots", "4", "--frags", "1", "--tics", "6000",
-                      "--port", str(free_port()), "--json"], check=True)
+    proc = golem_cli(
+        [
+            "run",
+            "match",
+            "--agents",
+            "expert:deathmatch",
+            "--bots",
+            "4",
+            "--frags",
+            "1",
+            "--tics",
+            "6000",
+            "--port",
+            str(free_port()),
+            "--json",
+        ],
+        check=True,
+    )
     report = json_out(proc)
     frags = [p["frags"] for p in report["players"]] + [b["frags"] for b in report["bots"]]
     assert max(frags) == 1  # the first frag, by the expert or a bot, ended it …
@@ -117,9 +167,25 @@ def test_a_frag_limit_ends_the_match(golem_cli):
 def test_a_slow_player_slows_the_match_but_does_not_desynchronise_it(golem_cli, tmp_path: Path, plugin_site: Path):
     delay_ms = 6.0
     before = _engines()
-    proc = golem_cli(["run", "match", "--agents", "random,expert:sluggish", "--tics", "120", "--port",
-                      str(free_port()), "--set", f"experts.sluggish.delay_ms={delay_ms}", "--tic-log", "tics.json",
-                      "--json"], env={"PYTHONPATH": str(plugin_site)}, check=True)
+    proc = golem_cli(
+        [
+            "run",
+            "match",
+            "--agents",
+            "random,expert:sluggish",
+            "--tics",
+            "120",
+            "--port",
+            str(free_port()),
+            "--set",
+            f"experts.sluggish.delay_ms={delay_ms}",
+            "--tic-log",
+            "tics.json",
+            "--json",
+        ],
+        env={"PYTHONPATH": str(plugin_site)},
+        check=True,
+    )
     report = json_out(proc)
     assert report["lockstep"]["max_tic_spread"] == 0 and report["lockstep"]["steps"] == [1]
     log = json.loads((tmp_path / "tics.json").read_text())
@@ -155,8 +221,23 @@ def _players_of(pid: int) -> list[int]:
 def test_a_killed_player_ends_the_match_cleanly_with_no_engine_left(tmp_path: Path):
     before = _engines()
     proc = subprocess.Popen(
-        [str(GOLEM), "run", "match", "--agents", "random,random", "--tics", "200000", "--port", str(free_port()),
-         "--stall-timeout", "5"], cwd=tmp_path, env=_clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        [
+            str(GOLEM),
+            "run",
+            "match",
+            "--agents",
+            "random,random",
+            "--tics",
+            "200000",
+            "--port",
+            str(free_port()),
+            "--stall-timeout",
+            "5",
+        ],
+        cwd=tmp_path,
+        env=_clean_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
     )
     try:
@@ -189,14 +270,34 @@ def test_a_player_joining_from_another_command_ends_on_the_hosts_time_limit(gole
     port = str(free_port())
     before = _engines()
     host = subprocess.Popen(
-        [str(GOLEM), "run", "match", "--agents", "random", "--host", "2", "--tics", "150", "--port", port,
-         "--tic-log", "host.json", "--json"], cwd=tmp_path, env=_clean_env(), stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True,
+        [
+            str(GOLEM),
+            "run",
+            "match",
+            "--agents",
+            "random",
+            "--host",
+            "2",
+            "--tics",
+            "150",
+            "--port",
+            port,
+            "--tic-log",
+            "host.json",
+            "--json",
+        ],
+        cwd=tmp_path,
+        env=_clean_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         # The joining command gives no --tics: only the host's ``timelimit`` ends its episode.
-        guest = golem_cli(["run", "match", "--join", f"127.0.0.1:{port}", "--agents", "random", "--tic-log",
-                           "guest.json", "--json"], check=True)
+        guest = golem_cli(
+            ["run", "match", "--join", f"127.0.0.1:{port}", "--agents", "random", "--tic-log", "guest.json", "--json"],
+            check=True,
+        )
         h_out, h_err = host.communicate(timeout=120)
     finally:
         if host.poll() is None:
@@ -231,8 +332,9 @@ def test_an_all_local_match_hosts_on_a_random_port_not_doom_s_own(golem_cli):
 def test_joining_where_nobody_hosts_fails_within_the_timeout(golem_cli):
     before = _engines()
     started = time.monotonic()
-    proc = golem_cli(["run", "match", "--join", f"127.0.0.1:{free_port()}", "--agents", "random", "--wait", "4"],
-                     timeout=120)
+    proc = golem_cli(
+        ["run", "match", "--join", f"127.0.0.1:{free_port()}", "--agents", "random", "--wait", "4"], timeout=120
+    )
     line = _one_line_error(proc)
     assert "nobody answered" in line and "4s" in line
     assert time.monotonic() - started < 60
@@ -253,8 +355,9 @@ def test_bad_match_inputs_are_one_line_errors(golem_cli, tmp_path: Path):
     model = _save(tmp_path / "m.safetensors")
     line = _one_line_error(golem_cli(["run", "play", "--model", str(model), "--scenario", "cig"]))
     assert "multiplayer map" in line and "golem run match" in line  # alone, cig.wad would crash the engine
-    assert "fewer players" in _one_line_error(golem_cli(["run", "match", "--agents", "random,random", "--host", "1",
-                                                         "--port", str(free_port())]))
+    assert "fewer players" in _one_line_error(
+        golem_cli(["run", "match", "--agents", "random,random", "--host", "1", "--port", str(free_port())])
+    )
     assert "port" in _one_line_error(golem_cli(["run", "match", "--join", "127.0.0.1:99999", "--agents", "random"]))
 
 
@@ -264,12 +367,45 @@ def test_a_person_joins_a_hosted_match_from_a_window(xvfb: str, tmp_path: Path):
     before = _engines()
     env = _clean_env({"DISPLAY": xvfb})
     host = subprocess.Popen(
-        [str(GOLEM), "run", "match", "--agents", "random", "--host", "2", "--realtime", "--tics", "175", "--port",
-         port, "--json"], cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            str(GOLEM),
+            "run",
+            "match",
+            "--agents",
+            "random",
+            "--host",
+            "2",
+            "--realtime",
+            "--tics",
+            "175",
+            "--port",
+            port,
+            "--json",
+        ],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     person = subprocess.Popen(
-        [str(GOLEM), "run", "match", "--join", f"127.0.0.1:{port}", "--human", "--record", "--store", "people",
-         "--json"], cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            str(GOLEM),
+            "run",
+            "match",
+            "--join",
+            f"127.0.0.1:{port}",
+            "--human",
+            "--record",
+            "--store",
+            "people",
+            "--json",
+        ],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         window = _wait_for_window(xvfb, person)

@@ -57,11 +57,30 @@ def skip4_models(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("skip4")
     for args in (
         ["run", "record", "--expert", "basic", "-n", "2", "--set", f"game.frame_skip={SKIP}"],
-        ["run", "train", "--epochs", "1", "--device", "cpu", "--set", "brain.working_memory=16",
-         "--set", "training.min_updates=0", "--set", "training.sequence_length=8", "--set", "training.batch_size=4"],
+        [
+            "run",
+            "train",
+            "--epochs",
+            "1",
+            "--device",
+            "cpu",
+            "--set",
+            "brain.working_memory=16",
+            "--set",
+            "training.min_updates=0",
+            "--set",
+            "training.sequence_length=8",
+            "--set",
+            "training.batch_size=4",
+        ],
     ):
-        proc = subprocess.run([str(GOLEM), *args, "--set", f"data.root={root}"], capture_output=True, text=True,
-                              env=_clean_env(), timeout=300)
+        proc = subprocess.run(
+            [str(GOLEM), *args, "--set", f"data.root={root}"],
+            capture_output=True,
+            text=True,
+            env=_clean_env(),
+            timeout=300,
+        )
         assert proc.returncode == 0, proc.stderr
     active = root / "models" / "basic" / "active.safetensors"
     assert trained_frame_skip(read_metadata(active)) == SKIP
@@ -73,8 +92,24 @@ def skip4_models(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 def _play(golem_cli, tmp_path: Path, agents: list[str], tics: int) -> tuple[dict, dict]:
     """The match's JSON report and its per-player tic log."""
-    proc = golem_cli(["run", "match", "--agents", ",".join(agents), "--tics", str(tics), "--port", str(free_port()),
-                      "--stall-timeout", "10", "--tic-log", "tics.json", "--json"], check=True)
+    proc = golem_cli(
+        [
+            "run",
+            "match",
+            "--agents",
+            ",".join(agents),
+            "--tics",
+            str(tics),
+            "--port",
+            str(free_port()),
+            "--stall-timeout",
+            "10",
+            "--tic-log",
+            "tics.json",
+            "--json",
+        ],
+        check=True,
+    )
     return json_out(proc), json.loads((tmp_path / "tics.json").read_text())
 
 

@@ -38,8 +38,17 @@ def _synthetic(store: TrajectoryStore, T: int, seed: int, **meta: object) -> int
         "rewards": rng.normal(size=T).astype(np.float32),
         "tic": (np.arange(T, dtype=np.int32) * 4 + 1),
     }
-    fields = {"profile": "basic", "action_names": list(BASIC), "scenario": "basic", "sensors": ["visual", "depth"],
-              "source": "expert", "seed": seed, "frame_skip": 4, "tags": ["t"], **meta}
+    fields = {
+        "profile": "basic",
+        "action_names": list(BASIC),
+        "scenario": "basic",
+        "sensors": ["visual", "depth"],
+        "source": "expert",
+        "seed": seed,
+        "frame_skip": 4,
+        "tags": ["t"],
+        **meta,
+    }
     return store.write_episode(EpisodeMeta(**fields), arrays, RULES)
 
 
@@ -73,9 +82,12 @@ def test_export_loads_in_minari_and_round_trips_exactly(store: Path, minari_home
 
     dataset = minari.load_dataset("golem/basic/expert-v0")
     assert dataset.total_episodes == 3 and dataset.total_steps == 58
-    assert dataset.observation_space == spaces.Dict({
-        "depths": spaces.Box(0, 255, (1, 64, 64), np.uint8), "frames": spaces.Box(0, 255, (3, 64, 64), np.uint8),
-    })
+    assert dataset.observation_space == spaces.Dict(
+        {
+            "depths": spaces.Box(0, 255, (1, 64, 64), np.uint8),
+            "frames": spaces.Box(0, 255, (3, 64, 64), np.uint8),
+        }
+    )
     assert dataset.action_space == spaces.MultiBinary(len(BASIC))
     assert dataset.spec.env_spec is None  # the three episodes differ in map: no single env to recover
     originals = _snapshot(store)
@@ -110,8 +122,19 @@ def test_export_loads_in_minari_and_round_trips_exactly(store: Path, minari_home
 
 def test_export_to_out_records_the_env_spec(store: Path, tmp_path: Path, minari_home: Path):
     out = tmp_path / "elsewhere"
-    result = invoke("data", "export", "--format", "minari", "golem/basic/first-v1", "--out", str(out),
-                    "--episode", "0", "--store", str(store))
+    result = invoke(
+        "data",
+        "export",
+        "--format",
+        "minari",
+        "golem/basic/first-v1",
+        "--out",
+        str(out),
+        "--episode",
+        "0",
+        "--store",
+        str(store),
+    )
     assert result.exit_code == 0, result.output
     assert (out / "golem" / "basic" / "first-v1" / "data" / "metadata.json").is_file()
     assert not minari_home.exists() or not any(minari_home.rglob("metadata.json"))
@@ -125,8 +148,9 @@ def test_export_to_out_records_the_env_spec(store: Path, tmp_path: Path, minari_
     finally:
         env.close()
     # an existing id is refused, and nothing changes
-    again = invoke("data", "export", "--format", "minari", "golem/basic/first-v1", "--out", str(out),
-                   "--store", str(store))
+    again = invoke(
+        "data", "export", "--format", "minari", "golem/basic/first-v1", "--out", str(out), "--store", str(store)
+    )
     assert again.exit_code != 0 and "already exists" in again.output and len(again.output.strip().splitlines()) == 1
 
 
@@ -145,9 +169,15 @@ def _foreign(minari_home: Path, name: str, observation_space: spaces.Space, epis
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # Minari's notes that no env spec was given
         minari.create_dataset_from_buffers(
-            name, [EpisodeBuffer(**e) for e in episodes], observation_space=observation_space,
-            action_space=spaces.MultiBinary(len(BASIC)), algorithm_name="test", author="test",
-            author_email="t@example.org", code_permalink="https://example.org", description="test",
+            name,
+            [EpisodeBuffer(**e) for e in episodes],
+            observation_space=observation_space,
+            action_space=spaces.MultiBinary(len(BASIC)),
+            algorithm_name="test",
+            author="test",
+            author_email="t@example.org",
+            code_permalink="https://example.org",
+            description="test",
             jpeg_encoding=False,
         )
 
@@ -157,15 +187,31 @@ def _episode(T: int, actions: np.ndarray | None = None) -> dict:
     return {
         "observations": {"frames": rng.integers(0, 256, (T + 1, 3, 64, 64), dtype=np.uint8)},
         "actions": rng.integers(0, 2, (T, len(BASIC))).astype(np.int8) if actions is None else actions,
-        "rewards": np.ones(T, np.float32), "terminations": np.eye(T, dtype=bool)[-1], "truncations": np.zeros(T, bool),
+        "rewards": np.ones(T, np.float32),
+        "terminations": np.eye(T, dtype=bool)[-1],
+        "truncations": np.zeros(T, bool),
     }
 
 
 def test_a_foreign_dataset_with_fitting_spaces_imports(minari_home: Path, tmp_path: Path):
-    _foreign(minari_home, "other/ok-v0", spaces.Dict({"frames": spaces.Box(0, 255, (3, 64, 64), np.uint8)}),
-             [_episode(6), _episode(3)])
-    result = invoke("data", "import", "--format", "minari", "other/ok-v0", "--store", str(tmp_path / "s"),
-                    "--source", "agent", "--json")
+    _foreign(
+        minari_home,
+        "other/ok-v0",
+        spaces.Dict({"frames": spaces.Box(0, 255, (3, 64, 64), np.uint8)}),
+        [_episode(6), _episode(3)],
+    )
+    result = invoke(
+        "data",
+        "import",
+        "--format",
+        "minari",
+        "other/ok-v0",
+        "--store",
+        str(tmp_path / "s"),
+        "--source",
+        "agent",
+        "--json",
+    )
     assert result.exit_code == 0, result.output
     back = _snapshot(tmp_path / "s")
     assert [m["length"] for m, _ in back] == [6, 3]
@@ -179,7 +225,11 @@ def test_a_foreign_dataset_with_fitting_spaces_imports(minari_home: Path, tmp_pa
         (spaces.Dict({"frames": spaces.Box(0, 1, (3, 64, 64), np.float32)}), "float", "sensor 'visual' stores uint8"),
         (spaces.Dict({"sonar": spaces.Box(0, 1, (4,), np.float32)}), "sonar", "no installed sensor's array"),
         # the second episode is bad: the first must not be imported either
-        (spaces.Dict({"frames": spaces.Box(0, 255, (3, 64, 64), np.uint8)}), "actions", "episode 1: actions must be 0/1"),
+        (
+            spaces.Dict({"frames": spaces.Box(0, 255, (3, 64, 64), np.uint8)}),
+            "actions",
+            "episode 1: actions must be 0/1",
+        ),
     ],
 )
 def test_a_bad_dataset_is_one_line_and_leaves_the_store_unchanged(
@@ -235,20 +285,38 @@ def test_an_engine_episode_round_trips(tmp_path: Path, minari_home: Path):
     env.close()
     arrays = {k: np.stack(v) for k, v in steps.items()}
     with TrajectoryStore.create(tmp_path / "real") as opened:
-        meta = EpisodeMeta(profile="basic", action_names=list(BASIC), scenario="basic", sensors=["visual", "depth"],
-                           source="agent", seed=7, frame_skip=4, terminated=bool(terminated), truncated=not terminated)
+        meta = EpisodeMeta(
+            profile="basic",
+            action_names=list(BASIC),
+            scenario="basic",
+            sensors=["visual", "depth"],
+            source="agent",
+            seed=7,
+            frame_skip=4,
+            terminated=bool(terminated),
+            truncated=not terminated,
+        )
         opened.write_episode(meta, arrays, RULES)
-    assert invoke("data", "export", "--format", "minari", "golem/basic/real-v0", "--store",
-                  str(tmp_path / "real")).exit_code == 0
-    assert invoke("data", "import", "--format", "minari", "golem/basic/real-v0", "--store",
-                  str(tmp_path / "back")).exit_code == 0
-    (meta1, arrays1), = _snapshot(tmp_path / "real")
-    (meta2, arrays2), = _snapshot(tmp_path / "back")
+    assert (
+        invoke(
+            "data", "export", "--format", "minari", "golem/basic/real-v0", "--store", str(tmp_path / "real")
+        ).exit_code
+        == 0
+    )
+    assert (
+        invoke(
+            "data", "import", "--format", "minari", "golem/basic/real-v0", "--store", str(tmp_path / "back")
+        ).exit_code
+        == 0
+    )
+    ((meta1, arrays1),) = _snapshot(tmp_path / "real")
+    ((meta2, arrays2),) = _snapshot(tmp_path / "back")
     assert meta2["created"] == meta1["created"] and meta2["length"] == meta1["length"] == len(arrays["actions"])
     for key in arrays1:
         np.testing.assert_array_equal(arrays2[key], arrays1[key])
 
 
+@pytest.mark.slow
 def test_without_minari_the_cli_names_the_extra(tmp_path: Path):
     # a fresh interpreter in which `import minari` fails, as where the extra is not installed
     code = (
@@ -256,7 +324,8 @@ def test_without_minari_the_cli_names_the_extra(tmp_path: Path):
         "sys.modules['minari'] = None\n"
         "from typer.testing import CliRunner\n"
         "from golem_cli.app import build_app\n"
-        f"r = CliRunner().invoke(build_app(), ['data', 'import', '--format', 'minari', 'x/y-v0', '--store', {str(tmp_path / 's')!r}])\n"
+        "r = CliRunner().invoke(build_app(), ['data', 'import', '--format', 'minari', 'x/y-v0', "
+        f"'--store', {str(tmp_path / 's')!r}])\n"
         "print(r.exit_code); print(r.output)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

@@ -6,10 +6,9 @@ real checkpoint, where `golem run train` would put the active model.
 
 from __future__ import annotations
 
-import re
-
 import csv
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -18,17 +17,17 @@ import numpy as np
 import pytest
 import torch
 
-from golem.runtime.agent import Agent, check_compatible
-from golem.runtime.rollout import Observer, run_episode
-from golem.builtin.experts import RandomPolicy
-from golem.learning.checkpoints import save_checkpoint
-from golem.errors import GolemError
 from golem.diagnostics.evaluation import EvalPlan, evaluate, expert_for
+from golem.errors import GolemError
+from golem.learning.checkpoints import save_checkpoint
 from golem.learning.modelspec import ModelSpec
 from golem.plugins import load_plugins
-from golem.data.recording import build_sensors
+from golem.runtime.agent import Agent, check_compatible
+from golem.runtime.random_policy import RandomPolicy
+from golem.runtime.rollout import Observer, run_episode
 from golem.runtime.session import Session
 from golem.settings import BrainSettings, GolemSettings
+from golem.workflows.recording import build_sensors
 from tests.conftest import GOLEM, _clean_env
 from tests.helpers import json_out, one_error_line
 
@@ -151,7 +150,11 @@ def test_play_in_a_window_runs_at_the_engines_real_time_clock(tmp_path: Path):
     _active(tmp_path)
     proc = subprocess.run(
         ["xvfb-run", "-a", str(GOLEM), "run", "play", "--window", "--max-steps", "35", "--json"],
-        capture_output=True, text=True, cwd=tmp_path, env=_clean_env(), timeout=120,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=_clean_env(),
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
     report = json_out(proc)
@@ -162,8 +165,21 @@ def test_play_in_a_window_runs_at_the_engines_real_time_clock(tmp_path: Path):
 def test_evaluate_scoreboard_in_workers(golem_cli, tmp_path: Path):
     _active(tmp_path)
     proc = golem_cli(
-        ["run", "evaluate", "--episodes", "2", "--workers", "2", "--max-steps", "40", "--out", "r.json",
-         "--out", "r.csv", "--json"],
+        [
+            "run",
+            "evaluate",
+            "--episodes",
+            "2",
+            "--workers",
+            "2",
+            "--max-steps",
+            "40",
+            "--out",
+            "r.json",
+            "--out",
+            "r.csv",
+            "--json",
+        ],
         check=True,
     )
     summary = json_out(proc)
@@ -191,7 +207,9 @@ def test_bad_inputs_are_one_line_errors(golem_cli, tmp_path: Path):
     line = one_error_line(golem_cli(["run", "play", "--model", str(fluid), "--set", "brain.profile=basic"]))
     assert "model was trained for profile fluid (9 actions) but the scenario session uses basic (8)" in line
     thermal = _save(tmp_path / "thermal.safetensors", sensors=("visual", "thermal"))
-    line = one_error_line(golem_cli(["run", "evaluate", "--model", str(thermal), "--episodes", "1", "--plugin", "no:thermal"]))
+    line = one_error_line(
+        golem_cli(["run", "evaluate", "--model", str(thermal), "--episodes", "1", "--plugin", "no:thermal"])
+    )
     assert "model expects sensors visual, thermal but the session reads visual" in line
     active = _active(tmp_path)
     assert "unknown scenario 'no_such_map'" in one_error_line(golem_cli(["run", "play", "-s", "no_such_map"]))
@@ -222,10 +240,16 @@ def test_play_and_evaluate_take_the_models_sensors_profile_and_sensor_settings(g
 
 def test_evaluate_on_my_way_home_shows_how_often_the_goal_was_reached(golem_cli, tmp_path: Path):
     _active(tmp_path)
-    out = golem_cli(["run", "evaluate", "--scenario", "my_way_home", "--episodes", "1", "--max-steps", "400"], check=True)
+    out = golem_cli(
+        ["run", "evaluate", "--scenario", "my_way_home", "--episodes", "1", "--max-steps", "400"], check=True
+    )
     assert "goal reached" in out.stdout  # the expert walks to the exit
-    summary = json_out(golem_cli(["run", "evaluate", "--scenario", "my_way_home", "--episodes", "1", "--max-steps", "400",
-                                  "--json"], check=True))
+    summary = json_out(
+        golem_cli(
+            ["run", "evaluate", "--scenario", "my_way_home", "--episodes", "1", "--max-steps", "400", "--json"],
+            check=True,
+        )
+    )
     assert summary["policies"]["expert"]["goal_rate"] == 1.0
 
 

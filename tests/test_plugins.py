@@ -14,6 +14,7 @@ def _plugins(proc) -> dict[str, dict]:
     return {p["plugin"]: p for p in json_out(proc)["plugins"]}
 
 
+@pytest.mark.slow
 def test_installed_plugin_is_listed_with_its_components(golem_cli, plugin_site):
     proc = golem_cli(["plugins", "list", "--json"], env={"PYTHONPATH": str(plugin_site)}, check=True)
     plugins = _plugins(proc)
@@ -21,12 +22,16 @@ def test_installed_plugin_is_listed_with_its_components(golem_cli, plugin_site):
     assert example["distribution"] == "golem-example-plugin"
     assert example["version"] == "1.2.3"
     assert example["status"] == "ok"
-    assert example["components"] == {"losses": ["example_l1", "example_scaled_l1"], "map_generators": ["example_box"],
-                                     "experts": ["sluggish"]}
+    assert example["components"] == {
+        "losses": ["example_l1", "example_scaled_l1"],
+        "map_generators": ["example_box"],
+        "experts": ["sluggish"],
+    }
     assert plugins["core"]["status"] == "ok"
     assert plugins["core"]["distribution"] == "golem-core"
 
 
+@pytest.mark.slow
 def test_broken_plugins_are_reported_and_the_cli_keeps_working(golem_cli, plugin_site):
     proc = golem_cli(["plugins", "list", "--json"], env={"PYTHONPATH": str(plugin_site)}, check=True)
     plugins = _plugins(proc)
@@ -41,6 +46,7 @@ def test_broken_plugins_are_reported_and_the_cli_keeps_working(golem_cli, plugin
     assert ok.returncode == 0, ok.stderr
 
 
+@pytest.mark.slow
 def test_duplicate_name_breaks_the_later_plugin_naming_both_owners(golem_cli, plugin_site):
     plugins = _plugins(golem_cli(["plugins", "list", "--json"], env={"PYTHONPATH": str(plugin_site)}, check=True))
     error = plugins["zz_clash"]["error"]
@@ -49,6 +55,7 @@ def test_duplicate_name_breaks_the_later_plugin_naming_both_owners(golem_cli, pl
     assert plugins["example"]["status"] == "ok"
 
 
+@pytest.mark.slow
 def test_plugin_component_is_selectable_with_plugin_flag(golem_cli, plugin_site):
     env = {"PYTHONPATH": str(plugin_site)}
     proc = golem_cli(["config", "show", "--json", "--plugin", "example_l1"], env=env, check=True)
@@ -59,17 +66,20 @@ def test_plugin_component_is_selectable_with_plugin_flag(golem_cli, plugin_site)
     assert json_out(proc)["settings"]["training.loss"]["value"] == "example_l1"
 
 
+@pytest.mark.slow
 def test_plugin_adds_a_command(golem_cli, plugin_site):
     proc = golem_cli(["example-hello", "--name", "doomguy"], env={"PYTHONPATH": str(plugin_site)}, check=True)
     assert "hello doomguy from golem-example-plugin" in proc.stdout
 
 
+@pytest.mark.slow
 def test_load_plugins_env_restricts_distributions(golem_cli, plugin_site):
     env = {"PYTHONPATH": str(plugin_site), "GOLEM_LOAD_PLUGINS": "golem-example-plugin"}
     plugins = _plugins(golem_cli(["plugins", "list", "--json"], env=env, check=True))
     assert set(plugins) == {"core", "example"}
 
 
+@pytest.mark.slow
 def test_unknown_plugin_name_is_one_line_listing_known_names(golem_cli, plugin_site):
     proc = golem_cli(["config", "show", "--plugin", "focul"], env={"PYTHONPATH": str(plugin_site)})
     assert proc.returncode == 2
@@ -80,6 +90,7 @@ def test_unknown_plugin_name_is_one_line_listing_known_names(golem_cli, plugin_s
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_disabling_the_selected_loss_is_refused(golem_cli, plugin_site):
     env = {"PYTHONPATH": str(plugin_site)}
     proc = golem_cli(["config", "show", "--plugin", "example_l1", "--plugin", "no:example_l1"], env=env)
@@ -127,6 +138,7 @@ def test_extra_plugins_register_through_the_same_hooks():
     assert [p.name for p in host.plugins][0] == "core"
 
 
+@pytest.mark.slow
 def test_a_plugins_own_settings_are_validated_under_its_key(golem_cli, plugin_site):
     env = {"PYTHONPATH": str(plugin_site)}
     shown = json_out(golem_cli(["config", "show", "--json"], env=env, check=True))["settings"]
@@ -169,7 +181,9 @@ def test_a_generated_map_loads_in_the_engine(plugin_site, monkeypatch, tmp_path)
 
     wad = tmp_path / "box.wad"
     golem_example.BoxGenerator(None).build({"size": 512}, 0, wad)
-    settings = load_settings(environ={}, overrides=[("test", {"game.scenario": str(wad), "game.doom_map": "MAP01"})]).settings
+    settings = load_settings(
+        environ={}, overrides=[("test", {"game.scenario": str(wad), "game.doom_map": "MAP01"})]
+    ).settings
     with Session(settings) as session:
         session.new_episode(0)
         for _ in range(5):

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from golem.errors import GolemError
 from golem.data.store import TrajectoryStore
+from golem.errors import GolemError
 from tests.conftest import GOLEM, _clean_env, sigint_default
 from tests.helpers import json_out
 
@@ -47,8 +47,20 @@ def test_record_expert_then_inspect_and_verify(golem_cli, tmp_path: Path):
 
 def test_record_all_four_sensors(golem_cli, tmp_path: Path):
     golem_cli(
-        ["run", "record", "--expert", "basic", "--episodes", "1", "--plugin", "depth", "--plugin", "thermal",
-         "--plugin", "audio"],
+        [
+            "run",
+            "record",
+            "--expert",
+            "basic",
+            "--episodes",
+            "1",
+            "--plugin",
+            "depth",
+            "--plugin",
+            "thermal",
+            "--plugin",
+            "audio",
+        ],
         check=True,
     )
     report = json_out(golem_cli(["run", "inspect", "--json"], check=True))
@@ -63,7 +75,10 @@ def test_record_all_four_sensors(golem_cli, tmp_path: Path):
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (["--expert", "nobody"], "unknown expert 'nobody'; known: basic, deadly_corridor, deathmatch, defend_the_center"),
+        (
+            ["--expert", "nobody"],
+            "unknown expert 'nobody'; known: basic, deadly_corridor, deathmatch, defend_the_center",
+        ),
         (["--expert", "basic", "--human"], "choose exactly one demonstrator"),
         ([], "choose exactly one demonstrator"),
         (["--expert", "basic", "--scenario", "take_cover"], "expert 'basic' plays basic, not 'take_cover'"),
@@ -89,10 +104,28 @@ def test_unknown_scenario_for_human_is_one_line(golem_cli, tmp_path: Path):
 
 def _record_in_background(tmp_path: Path, episodes: int) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [str(GOLEM), "--log-level", "warning", "run", "record", "--expert", "health_gathering",
-         "--episodes", str(episodes), "--max-steps", "300", "--frame-skip", "1"],
-        cwd=tmp_path, env=_clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True, preexec_fn=sigint_default,
+        [
+            str(GOLEM),
+            "--log-level",
+            "warning",
+            "run",
+            "record",
+            "--expert",
+            "health_gathering",
+            "--episodes",
+            str(episodes),
+            "--max-steps",
+            "300",
+            "--frame-skip",
+            "1",
+        ],
+        cwd=tmp_path,
+        env=_clean_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=sigint_default,
     )
 
 
@@ -182,7 +215,10 @@ def _alive(pid: int) -> bool:
 def test_workers_and_their_engines_die_with_a_killed_recorder(tmp_path: Path, how):
     proc = subprocess.Popen(
         [str(GOLEM), "run", "record", "--expert", "basic", "--episodes", "400", "--workers", "2"],
-        cwd=tmp_path, env=_clean_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        cwd=tmp_path,
+        env=_clean_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     try:
         _wait_for_episodes(_store(tmp_path), 2, proc)

@@ -63,9 +63,25 @@ def _wait_for_window(display: str, proc: subprocess.Popen[str], timeout: float =
 @needs_x
 def test_human_recording_captures_real_key_presses(xvfb: str, tmp_path: Path):
     proc = subprocess.Popen(
-        [str(GOLEM), "--log-level", "warning", "run", "record", "--human", "--episodes", "1", "--scenario", "basic",
-         "--max-steps", str(MAX_STEPS)],
-        cwd=tmp_path, env=_clean_env({"DISPLAY": xvfb}), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            str(GOLEM),
+            "--log-level",
+            "warning",
+            "run",
+            "record",
+            "--human",
+            "--episodes",
+            "1",
+            "--scenario",
+            "basic",
+            "--max-steps",
+            str(MAX_STEPS),
+        ],
+        cwd=tmp_path,
+        env=_clean_env({"DISPLAY": xvfb}),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         start_new_session=True,
     )
     try:
@@ -136,7 +152,11 @@ def test_human_without_display_is_one_error_line(tmp_path: Path, display: str | 
         env["DISPLAY"] = _unused_display()
     proc = subprocess.run(
         [str(GOLEM), "run", "record", "--human", "--episodes", "1", "--scenario", "basic"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 2, f"{proc.returncode}\n{proc.stderr}"  # a user error, not a crash (-11)
     errors = proc.stderr.strip().splitlines()

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from golem.data.recording import Episode, RecordPlan, continuing_seeds, record
 from golem.data.store import TrajectoryStore
 from golem.errors import GolemError
 from golem.plugins import load_plugins
 from golem.settings import GolemSettings
+from golem.workflows.recording import Episode, RecordPlan, continuing_seeds, record
 from tests.conftest import GOLEM, _clean_env, sigint_default
 from tests.helpers import json_out
 
@@ -34,8 +34,13 @@ def _seeds(path: Path) -> list[int]:
 def _recorder(cwd: Path, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [str(GOLEM), "--log-level", "warning", "run", "record", "--expert", "basic", *args],
-        cwd=cwd, env=_clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True, preexec_fn=sigint_default,
+        cwd=cwd,
+        env=_clean_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=sigint_default,
     )
 
 
@@ -63,8 +68,9 @@ def test_a_given_seed_is_played_as_asked_and_later_recordings_follow(golem_cli, 
         golem_cli(["run", "record", "--expert", "basic", "--episodes", "2", "--seed", "5"], cwd=root, check=True)
         assert _seeds(_store(root)) == [5, 6]
     golem_cli(["run", "record", "--expert", "basic", "--episodes", "1"], cwd=tmp_path / "a", check=True)
-    golem_cli(["run", "record", "--expert", "basic", "--episodes", "1", "--seed", "5"], cwd=tmp_path / "a",
-              check=True)  # asked for again: played again
+    golem_cli(
+        ["run", "record", "--expert", "basic", "--episodes", "1", "--seed", "5"], cwd=tmp_path / "a", check=True
+    )  # asked for again: played again
     assert _seeds(_store(tmp_path / "a")) == [5, 6, 7, 5]
 
 
@@ -87,8 +93,14 @@ def test_ctrl_c_while_an_episode_is_written_counts_it(tmp_path: Path) -> None:
 
     with TrajectoryStore.create(tmp_path / "demos") as store:
         with pytest.raises(KeyboardInterrupt):
-            record(settings, load_plugins().registry, RecordPlan(demonstrator="expert", expert="basic", episodes=3),
-                   store, "basic", on_episode=on_episode)
+            record(
+                settings,
+                load_plugins().registry,
+                RecordPlan(demonstrator="expert", expert="basic", episodes=3),
+                store,
+                "basic",
+                on_episode=on_episode,
+            )
         stored = [i.id for i in store.episodes()]
     assert counted == stored == [0]
 

@@ -28,9 +28,7 @@ n_mels = 48
 def test_precedence_default_file_env_flag(tmp_path: Path):
     (tmp_path / "golem.toml").write_text(TOML)
     env = {"GOLEM_TRAINING__BATCH_SIZE": "9", "GOLEM_BRAIN__DSP__N_FFT": "1024", "PATH": "/bin"}
-    resolved = load_settings(
-        overrides=[("flag --set", {"training.learning_rate": 0.5})], environ=env, cwd=tmp_path
-    )
+    resolved = load_settings(overrides=[("flag --set", {"training.learning_rate": 0.5})], environ=env, cwd=tmp_path)
     s = resolved.settings
     assert s.training.epochs == 5  # file
     assert s.training.batch_size == 9  # env beats file
@@ -90,6 +88,7 @@ def test_toml_with_a_byte_order_mark_is_read(tmp_path: Path):
     assert resolved.settings.training.epochs == 7 and resolved.sources["training.epochs"].startswith("file ")
 
 
+@pytest.mark.slow
 def test_toml_not_in_utf8_is_one_line(golem_cli, tmp_path: Path):
     (tmp_path / "golem.toml").write_bytes('[data]\nstore = "café"\n'.encode("latin-1"))
     with pytest.raises(SettingsError, match="is not UTF-8 text"):
@@ -120,12 +119,21 @@ def test_mirror_permutation_swaps_left_right_only_and_is_an_involution():
     actions = PROFILES["classic"]
     perm = mirror_permutation(actions)
     mirrored = [actions[i] for i in perm]
-    assert mirrored[:8] == ["MOVE_FORWARD", "MOVE_BACKWARD", "MOVE_RIGHT", "MOVE_LEFT",
-                            "TURN_RIGHT", "TURN_LEFT", "ATTACK", "USE"]
+    assert mirrored[:8] == [
+        "MOVE_FORWARD",
+        "MOVE_BACKWARD",
+        "MOVE_RIGHT",
+        "MOVE_LEFT",
+        "TURN_RIGHT",
+        "TURN_LEFT",
+        "ATTACK",
+        "USE",
+    ]
     assert mirrored[8:] == list(actions[8:])
     assert [perm[i] for i in perm] == list(range(len(actions)))
 
 
+@pytest.mark.slow
 def test_config_show_through_the_console_script(golem_cli, tmp_path: Path):
     (tmp_path / "golem.toml").write_text(TOML)
     proc = golem_cli(
@@ -141,6 +149,7 @@ def test_config_show_through_the_console_script(golem_cli, tmp_path: Path):
     assert rows["training.sequence_length"]["source"] == "default"
 
 
+@pytest.mark.slow
 def test_invalid_setting_via_cli_is_one_line_nonzero(golem_cli, tmp_path: Path):
     proc = golem_cli(["config", "show"], env={"GOLEM_BRAIN__PROFILE": "turbo"}, cwd=tmp_path)
     assert proc.returncode == 2

@@ -47,18 +47,39 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.engine
 @pytest.mark.slow
-@pytest.mark.parametrize(("env", "args", "expected"), [
-    ({}, [], None),
-    ({"OMP_NUM_THREADS": "1"}, [], 1),
-    ({"OMP_NUM_THREADS": "1"}, ["--set", "training.threads=2"], 2),
-], ids=["cores", "user's OMP_NUM_THREADS", "training.threads"])
-def test_training_sets_its_threads(store: Path, tmp_path: Path, env: dict[str, str], args: list[str],
-                                   expected: int | None) -> None:
+@pytest.mark.parametrize(
+    ("env", "args", "expected"),
+    [
+        ({}, [], None),
+        ({"OMP_NUM_THREADS": "1"}, [], 1),
+        ({"OMP_NUM_THREADS": "1"}, ["--set", "training.threads=2"], 2),
+    ],
+    ids=["cores", "user's OMP_NUM_THREADS", "training.threads"],
+)
+def test_training_sets_its_threads(
+    store: Path, tmp_path: Path, env: dict[str, str], args: list[str], expected: int | None
+) -> None:
     base = {k: v for k, v in _clean_env().items() if k != "OMP_NUM_THREADS"}
     done = subprocess.run(
-        [str(GOLEM), "run", "train", "--store", str(store), "--set", f"data.root={tmp_path}", "--updates", "2",
-         "--set", "brain.working_memory=8", "--no-tensorboard", *args],
-        capture_output=True, text=True, env=base | env, timeout=300,
+        [
+            str(GOLEM),
+            "run",
+            "train",
+            "--store",
+            str(store),
+            "--set",
+            f"data.root={tmp_path}",
+            "--updates",
+            "2",
+            "--set",
+            "brain.working_memory=8",
+            "--no-tensorboard",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        env=base | env,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr
     meta = read_metadata(tmp_path / "models" / "basic" / "active.safetensors")

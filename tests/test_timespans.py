@@ -15,7 +15,6 @@ import torch
 from torch import nn
 
 from golem.data.dataset import SequenceDataset
-from golem.data.recording import RecordPlan, build_sensors, record
 from golem.data.store import TrajectoryStore
 from golem.errors import GolemError
 from golem.learning.modelspec import ModelSpec
@@ -24,6 +23,7 @@ from golem.runtime.agent import Agent
 from golem.runtime.rollout import run_episode
 from golem.runtime.session import Session
 from golem.settings import GolemSettings
+from golem.workflows.recording import RecordPlan, build_sensors, record
 
 pytestmark = pytest.mark.engine
 
@@ -31,8 +31,9 @@ REGISTRY = load_plugins().registry
 
 
 def _settings(**game: object) -> GolemSettings:
-    return GolemSettings.model_validate({"game": {"scenario": "basic", **game},
-                                         "training": {"sequence_length": 6, "mirror": False}})
+    return GolemSettings.model_validate(
+        {"game": {"scenario": "basic", **game}, "training": {"sequence_length": 6, "mirror": False}}
+    )
 
 
 def _record(path: Path, settings: GolemSettings, episodes: int = 2) -> TrajectoryStore:
@@ -107,10 +108,13 @@ class SpanSpy(nn.Module):
         return self.model.step(inputs, hx, timespans)
 
 
-@pytest.mark.parametrize(("frame_skip", "timespans", "expected"),
-                         [(1, "engine", None), (2, "engine", 2.0), (4, "engine", 4.0), (4, "unit", None)])
-def test_the_agent_integrates_the_tics_between_its_decisions(frame_skip: int, timespans: str,
-                                                             expected: float | None) -> None:
+@pytest.mark.parametrize(
+    ("frame_skip", "timespans", "expected"),
+    [(1, "engine", None), (2, "engine", 2.0), (4, "engine", 4.0), (4, "unit", None)],
+)
+def test_the_agent_integrates_the_tics_between_its_decisions(
+    frame_skip: int, timespans: str, expected: float | None
+) -> None:
     settings = _settings(frame_skip=frame_skip, timespans=timespans)
     spec = ModelSpec.from_settings(settings, REGISTRY)
     torch.manual_seed(0)
@@ -145,14 +149,31 @@ def test_evaluate_at_a_frame_skip_from_the_cli(golem_cli, tmp_path: Path) -> Non
     no flag at the 2 its episodes were recorded at."""
     root = ["--set", f"data.root={tmp_path / 'data'}"]
     golem_cli(["run", "record", "--expert", "basic", "-n", "3", "--frame-skip", "2", *root], check=True)
-    golem_cli(["run", "train", "--epochs", "1", "--device", "cpu", "--set", "brain.working_memory=16",
-               "--set", "training.min_updates=0", "--set", "training.batch_size=2", *root], check=True)
+    golem_cli(
+        [
+            "run",
+            "train",
+            "--epochs",
+            "1",
+            "--device",
+            "cpu",
+            "--set",
+            "brain.working_memory=16",
+            "--set",
+            "training.min_updates=0",
+            "--set",
+            "training.batch_size=2",
+            *root,
+        ],
+        check=True,
+    )
     with TrajectoryStore.open(tmp_path / "data" / "stores" / "demos") as store:
         assert {info.meta.frame_skip for info in store.episodes()} == {2}
     for skip in (2, 4, None):  # None: the model decides as often as its demonstrations did
         flag = [] if skip is None else ["--frame-skip", str(skip)]
-        proc = golem_cli(["run", "evaluate", "-n", "1", *flag, "--no-baselines", "--max-steps",
-                          "40", "--json", *root], check=True)
+        proc = golem_cli(
+            ["run", "evaluate", "-n", "1", *flag, "--no-baselines", "--max-steps", "40", "--json", *root], check=True
+        )
         board = json.loads(proc.stdout)
         assert set(board["policies"]) == {"model"}
         assert board["frame_skip"] == (skip or 2)
@@ -166,19 +187,54 @@ def test_evaluate_at_a_frame_skip_from_the_cli(golem_cli, tmp_path: Path) -> Non
 
 def test_recording_takes_the_scenarios_frame_skip_unless_one_is_given(golem_cli, tmp_path: Path) -> None:
     """health_gathering's spec decides every 4 tics; --frame-skip (or --set game.frame_skip) wins."""
-    from golem.runtime.scenarios import scenario_spec
+    from golem.scenarios import scenario_spec
 
     assert scenario_spec("health_gathering").frame_skip == 4 and scenario_spec("basic").frame_skip == 1
-    for store, flag, want in (("spec", [], 4), ("given", ["--frame-skip", "1"], 1),
-                              ("set", ["--set", "game.frame_skip=2"], 2)):
-        golem_cli(["run", "record", "--expert", "health_gathering", "-n", "1", "--max-steps", "40", *flag,
-                   "--set", f"data.root={tmp_path}", "--set", f"data.store={store}"], check=True)
+    for store, flag, want in (
+        ("spec", [], 4),
+        ("given", ["--frame-skip", "1"], 1),
+        ("set", ["--set", "game.frame_skip=2"], 2),
+    ):
+        golem_cli(
+            [
+                "run",
+                "record",
+                "--expert",
+                "health_gathering",
+                "-n",
+                "1",
+                "--max-steps",
+                "40",
+                *flag,
+                "--set",
+                f"data.root={tmp_path}",
+                "--set",
+                f"data.store={store}",
+            ],
+            check=True,
+        )
         with TrajectoryStore.open(tmp_path / "stores" / store) as opened:
             (info,) = opened.episodes()
             assert info.meta.frame_skip == want
             assert (np.diff(opened.read(info, "tic")) == want).all()
-    for bad, word in ((["--frame-skip", "0"], "frame-skip"), (["--set", "training.precision=fp8"], "training.precision")):
-        proc = golem_cli(["run", "record", "--expert", "health_gathering", "-n", "1", *bad,
-                          "--set", f"data.root={tmp_path}", "--set", "data.store=bad"])
+    for bad, word in (
+        (["--frame-skip", "0"], "frame-skip"),
+        (["--set", "training.precision=fp8"], "training.precision"),
+    ):
+        proc = golem_cli(
+            [
+                "run",
+                "record",
+                "--expert",
+                "health_gathering",
+                "-n",
+                "1",
+                *bad,
+                "--set",
+                f"data.root={tmp_path}",
+                "--set",
+                "data.store=bad",
+            ]
+        )
         assert proc.returncode != 0 and "Traceback" not in proc.stderr and word in proc.stderr, proc.stderr
         assert not (tmp_path / "stores" / "bad").exists()

@@ -17,26 +17,31 @@ import pytest
 import torch
 from torch import nn
 
-from golem.learning.checkpoints import load_checkpoint, read_metadata, rebuild_model
 from golem.data.dataset import SequenceDataset
-from golem.errors import GolemError
-from golem.learning.modelspec import ModelSpec
-from golem.plugins import load_plugins
-from golem.settings import GolemSettings, TrainingSettings
 from golem.data.store import TrajectoryStore
+from golem.errors import GolemError
+from golem.learning.checkpoints import load_checkpoint, read_metadata, rebuild_model
+from golem.learning.modelspec import ModelSpec
 from golem.learning.training import TrainPlan, train, train_step
 from golem.learning.validation import stream_batches
+from golem.plugins import load_plugins
+from golem.settings import GolemSettings, TrainingSettings
 from golem_models.net import DoomNet
 from tests.conftest import GOLEM, _clean_env, sigint_default
 
 pytestmark = pytest.mark.engine
 
 SMALL = [
-    "--set", "training.sequence_length=4",
-    "--set", "training.batch_size=4",
-    "--set", "brain.working_memory=16",
-    "--set", "training.validation_split=0.2",
-    "--set", "training.min_updates=0",
+    "--set",
+    "training.sequence_length=4",
+    "--set",
+    "training.batch_size=4",
+    "--set",
+    "brain.working_memory=16",
+    "--set",
+    "training.validation_split=0.2",
+    "--set",
+    "training.min_updates=0",
 ]
 
 
@@ -46,7 +51,10 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("train-data") / "basic"
     proc = subprocess.run(
         [str(GOLEM), "run", "record", "--expert", "basic", "-n", "12", "--store", str(path)],
-        capture_output=True, text=True, env=_clean_env(), timeout=300,
+        capture_output=True,
+        text=True,
+        env=_clean_env(),
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
     return path
@@ -54,18 +62,39 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def train_args(store: Path, root: Path, *more: str) -> list[str]:
     return [
-        "--log-level", "warning", "run", "train", "--store", str(store), "--set", f"data.root={root}",
-        *SMALL, "--epochs", "1", "--device", "cpu", *more,
+        "--log-level",
+        "warning",
+        "run",
+        "train",
+        "--store",
+        str(store),
+        "--set",
+        f"data.root={root}",
+        *SMALL,
+        "--epochs",
+        "1",
+        "--device",
+        "cpu",
+        *more,
     ]
 
 
 def small_settings(root: Path, **training) -> GolemSettings:
-    return GolemSettings.model_validate({
-        "data": {"root": str(root)},
-        "brain": {"working_memory": 16},
-        "training": {"sequence_length": 4, "batch_size": 4, "epochs": 1, "device": "cpu",
-                     "validation_split": 0.2, "min_updates": 0, **training},
-    })
+    return GolemSettings.model_validate(
+        {
+            "data": {"root": str(root)},
+            "brain": {"working_memory": 16},
+            "training": {
+                "sequence_length": 4,
+                "batch_size": 4,
+                "epochs": 1,
+                "device": "cpu",
+                "validation_split": 0.2,
+                "min_updates": 0,
+                **training,
+            },
+        }
+    )
 
 
 def error_line(proc: subprocess.CompletedProcess[str]) -> str:
@@ -128,10 +157,8 @@ def test_cli_train_saves_active_model_rebuilt_from_metadata(golem_cli, store: Pa
         assert word in proc.stdout
 
 
-def test_default_settings_train_on_short_basic_episodes_and_few_streams(
-    golem_cli, store: Path, tmp_path: Path
-) -> None:
-    """``golem run train`` with default settings on 12 short ``basic`` episodes (issue 12, item 10).
+def test_default_settings_train_on_short_basic_episodes_and_few_streams(golem_cli, store: Path, tmp_path: Path) -> None:
+    """``golem run train`` with default settings on 12 short ``basic`` episodes.
 
     L is chosen from the episodes (``auto``), every episode's tail is kept
     (padded and masked), there are fewer streams than the 32 rows, so the batch
@@ -147,8 +174,23 @@ def test_default_settings_train_on_short_basic_episodes_and_few_streams(
     L = auto_sequence_length(list(lengths.values()))
     assert 4 <= L < max(lengths.values())  # some episodes end in a padded tail
     # Default settings but a floor of 40 updates, not 500: the floor's mechanism at a tenth of the time.
-    proc = golem_cli(["run", "train", "--store", str(store), "--set", f"data.root={root}", "--epochs", "1",
-                      "--set", "training.min_updates=40", "--device", "cpu", "--json"])
+    proc = golem_cli(
+        [
+            "run",
+            "train",
+            "--store",
+            str(store),
+            "--set",
+            f"data.root={root}",
+            "--epochs",
+            "1",
+            "--set",
+            "training.min_updates=40",
+            "--device",
+            "cpu",
+            "--json",
+        ]
+    )
     assert proc.returncode == 0, proc.stderr
     assert "sampler.fewer_streams" in proc.stderr and "requested_batch_size=32" in proc.stderr
     out = json.loads(proc.stdout)
@@ -227,8 +269,10 @@ def test_resume_without_active_model_is_one_line(golem_cli, store: Path, tmp_pat
 
 def test_other_action_profile_is_one_line(golem_cli, tmp_path: Path) -> None:
     fluid = tmp_path / "fluid"
-    golem_cli(["run", "record", "--expert", "basic", "-n", "2", "--set", "brain.profile=fluid", "--store", str(fluid)],
-              check=True)
+    golem_cli(
+        ["run", "record", "--expert", "basic", "-n", "2", "--set", "brain.profile=fluid", "--store", str(fluid)],
+        check=True,
+    )
     proc = golem_cli(train_args(fluid, tmp_path / "root"))
     assert proc.returncode != 0
     line = error_line(proc)
@@ -255,10 +299,26 @@ def test_no_store_and_unknown_module_are_one_line(golem_cli, store: Path, tmp_pa
 
 def test_ctrl_c_saves_current_weights_and_exits_130(store: Path, tmp_path: Path) -> None:
     root = tmp_path / "root"
-    args = [str(GOLEM), "--log-json", "--log-level", "info", "run", "train", "--store", str(store), "--set", f"data.root={root}",
-            *SMALL, "--epochs", "1000", "--device", "cpu"]
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_clean_env(),
-                            preexec_fn=sigint_default)
+    args = [
+        str(GOLEM),
+        "--log-json",
+        "--log-level",
+        "info",
+        "run",
+        "train",
+        "--store",
+        str(store),
+        "--set",
+        f"data.root={root}",
+        *SMALL,
+        "--epochs",
+        "1000",
+        "--device",
+        "cpu",
+    ]
+    proc = subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_clean_env(), preexec_fn=sigint_default
+    )
     seen: list[str] = []
     epoch_done = threading.Event()
 
@@ -355,14 +415,18 @@ def test_unavailable_device_is_one_line(store: Path, tmp_path: Path) -> None:
         train(small_settings(tmp_path, device="cuda"), load_plugins().registry, TrainPlan(store=store))
 
 
-def test_update_budget_best_epoch_and_calibrated_thresholds_reach_play(
-    golem_cli, store: Path, tmp_path: Path
-) -> None:
+def test_update_budget_best_epoch_and_calibrated_thresholds_reach_play(golem_cli, store: Path, tmp_path: Path) -> None:
     root = tmp_path / "root"
-    out = json.loads(golem_cli([*train_args(store, root, "--seed", "1"), "--updates", "7", "--json"], check=True).stdout)
+    out = json.loads(
+        golem_cli([*train_args(store, root, "--seed", "1"), "--updates", "7", "--json"], check=True).stdout
+    )
     assert out["updates"] == 7 and sum(h["batches"] for h in out["history"]) == 7  # the budget, not epochs
-    out = json.loads(golem_cli([*train_args(store, root, "--seed", "1"), "--epochs", "3", "--set",
-                                "training.validate_every=1", "--json"], check=True).stdout)
+    out = json.loads(
+        golem_cli(
+            [*train_args(store, root, "--seed", "1"), "--epochs", "3", "--set", "training.validate_every=1", "--json"],
+            check=True,
+        ).stdout
+    )
     meta = read_metadata(Path(out["active"]))
     losses = [h["validation"]["loss"] for h in meta["metrics"]["history"]]
     best = min(range(len(losses)), key=losses.__getitem__)
@@ -372,19 +436,37 @@ def test_update_budget_best_epoch_and_calibrated_thresholds_reach_play(
     assert set(thresholds) == set(meta["spec"]["action_names"]) and thresholds == out["thresholds"]
     assert all(0.0 < v < 1.0 for v in thresholds.values())
     assert meta["metrics"]["calibrated"]["actions"].keys() == thresholds.keys()
-    played = json.loads(golem_cli(["run", "play", "--set", f"data.root={root}", "--max-steps", "3", "--json"],
-                                  check=True).stdout)
+    played = json.loads(
+        golem_cli(["run", "play", "--set", f"data.root={root}", "--max-steps", "3", "--json"], check=True).stdout
+    )
     expected = [thresholds[n] for n in meta["spec"]["action_names"]]
     assert played["threshold"] == (expected if len(set(expected)) > 1 else expected[0])
-    forced = json.loads(golem_cli(["run", "play", "--set", f"data.root={root}", "--set", "brain.activation=0.4",
-                                   "--max-steps", "3", "--json"], check=True).stdout)
+    forced = json.loads(
+        golem_cli(
+            [
+                "run",
+                "play",
+                "--set",
+                f"data.root={root}",
+                "--set",
+                "brain.activation=0.4",
+                "--max-steps",
+                "3",
+                "--json",
+            ],
+            check=True,
+        ).stdout
+    )
     assert forced["threshold"] == 0.4  # a given brain.activation wins
 
 
 def test_training_ends_by_tuning_thresholds_by_play_when_asked(golem_cli, store: Path, tmp_path: Path) -> None:
     root = tmp_path / "root"
-    out = json.loads(golem_cli([*train_args(store, root, "--seed", "1"), "--set", "training.tune_episodes=1",
-                                "--json"], check=True).stdout)
+    out = json.loads(
+        golem_cli(
+            [*train_args(store, root, "--seed", "1"), "--set", "training.tune_episodes=1", "--json"], check=True
+        ).stdout
+    )
     tuned = out["tuned"]
     assert out["data"]["tune_by_play"] == 1
     assert tuned["episodes"] == 1 and tuned["seeds"] == [5000, 5000] and tuned["candidates"] >= 1
@@ -448,8 +530,9 @@ def test_a_maze_trains_without_mirrored_twins_unless_asked(golem_cli, tmp_path: 
     """my_way_home's spec says its mirror image is another maze: train leaves mirroring off by default,
     and a given ``training.mirror`` still wins. The checkpoint carries the data's frame skip (4)."""
     store = tmp_path / "maze"
-    golem_cli(["run", "record", "--expert", "my_way_home", "-n", "3", "--max-steps", "60", "--store", str(store)],
-              check=True)
+    golem_cli(
+        ["run", "record", "--expert", "my_way_home", "-n", "3", "--max-steps", "60", "--store", str(store)], check=True
+    )
     for name, given, want in (("spec", [], False), ("given", ["--set", "training.mirror=true"], True)):
         root = tmp_path / name
         golem_cli(train_args(store, root, *given), check=True)
@@ -460,22 +543,26 @@ def test_a_maze_trains_without_mirrored_twins_unless_asked(golem_cli, tmp_path: 
 
 def test_a_scenario_spec_sets_the_budget_only_where_the_user_set_none() -> None:
     from golem.learning.training import scenario_training
-    from golem.runtime.scenarios import SCENARIO_SPECS
+    from golem.scenarios import SCENARIO_SPECS
 
     cfg = TrainingSettings()
     hgs, dtc = SCENARIO_SPECS["health_gathering_supreme"], SCENARIO_SPECS["defend_the_center"]
     assert hgs.updates and dtc.min_updates and dtc.updates is None
     assert scenario_training(cfg, ["health_gathering_supreme"], frozenset()) == {"updates": hgs.updates}
-    assert scenario_training(cfg, ["defend_the_center"], frozenset()) == {"min_updates": dtc.min_updates,
-                                                                          "tune_episodes": dtc.tune_episodes}
-    assert dtc.tune_episodes and scenario_training(cfg, ["defend_the_center"], frozenset({"training.tune_episodes"})) \
-        == {"min_updates": dtc.min_updates}  # the user's tune_episodes (0 included) wins
+    assert scenario_training(cfg, ["defend_the_center"], frozenset()) == {
+        "min_updates": dtc.min_updates,
+        "tune_episodes": dtc.tune_episodes,
+    }
+    assert dtc.tune_episodes and scenario_training(
+        cfg, ["defend_the_center"], frozenset({"training.tune_episodes"})
+    ) == {"min_updates": dtc.min_updates}  # the user's tune_episodes (0 included) wins
     assert scenario_training(cfg, ["my_way_home"], frozenset()) == {"mirror": False}
     assert scenario_training(cfg, ["defend_the_line"], frozenset()) == {"tune_episodes": 30}
     assert scenario_training(cfg, ["take_cover"], frozenset()) == {}  # its search did not carry over: not tuned
     for given in ("training.epochs", "training.updates", "training.min_updates"):  # any budget the user set wins
         assert scenario_training(cfg, ["health_gathering_supreme"], frozenset({given})) == {}
         assert scenario_training(cfg, ["defend_the_center"], frozenset({given})) == {"tune_episodes": dtc.tune_episodes}
-    assert scenario_training(cfg.model_copy(update={"updates": 100}), ["defend_the_center"], frozenset()) \
-        == {"tune_episodes": dtc.tune_episodes}
+    assert scenario_training(cfg.model_copy(update={"updates": 100}), ["defend_the_center"], frozenset()) == {
+        "tune_episodes": dtc.tune_episodes
+    }
     assert scenario_training(cfg, ["basic", "health_gathering_supreme"], frozenset()) == {}  # no one scenario

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from golem.learning.checkpoints import read_metadata
+from golem.learning.training import train
 from golem.plugins import load_plugins
 from golem.settings import GolemSettings
-from golem.learning.training import train
 from tests.helpers import recorded_store
 
 pytestmark = pytest.mark.engine
@@ -23,12 +23,21 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _settings(root: Path, store: Path, **training) -> GolemSettings:
-    return GolemSettings.model_validate({
-        "data": {"root": str(root), "store": str(store)},
-        "brain": {"working_memory": 16},
-        "training": {"sequence_length": 4, "batch_size": 4, "device": "cpu", "validation_split": 0.2,
-                     "min_updates": 0, "tensorboard": False, **training},
-    })
+    return GolemSettings.model_validate(
+        {
+            "data": {"root": str(root), "store": str(store)},
+            "brain": {"working_memory": 16},
+            "training": {
+                "sequence_length": 4,
+                "batch_size": 4,
+                "device": "cpu",
+                "validation_split": 0.2,
+                "min_updates": 0,
+                "tensorboard": False,
+                **training,
+            },
+        }
+    )
 
 
 def _interrupt_after(epochs: int):
@@ -53,7 +62,9 @@ def test_interrupted_weights_replace_the_active_model_only_when_they_validate_be
     assert _sha(active) == _sha(first.archive)
     # a run that learns (lr 1e-3, 6 epochs) validates better than the near-untrained active model: it replaces it
     second = train(_settings(root, store, epochs=50), REGISTRY, on_epoch=_interrupt_after(6))
-    assert second.interrupted and second.activation.startswith("made the active model: they validate"), second.activation
+    assert second.interrupted and second.activation.startswith("made the active model: they validate"), (
+        second.activation
+    )
     assert _sha(active) == _sha(second.archive)
     good = _sha(active)
     # interrupted after one epoch at a learning rate that barely moves the weights: worse; the active model stays

@@ -20,12 +20,20 @@ import pytest
 import torch
 
 from golem.diagnostics.evaluation import EvalPlan, ModelPlayer, evaluate
-from golem.diagnostics.tuning import Confirmation, Trial, TunePlan, TuneResult, confirm_gain, pressed_actions, tune_thresholds
 from golem.errors import GolemError
 from golem.learning.checkpoints import load_checkpoint, save_checkpoint
 from golem.learning.modelspec import ModelSpec
 from golem.plugins import load_plugins
 from golem.settings import BrainSettings, GolemSettings
+from golem.workflows.tuning import (
+    Confirmation,
+    Trial,
+    TunePlan,
+    TuneResult,
+    confirm_gain,
+    pressed_actions,
+    tune_thresholds,
+)
 from tests.helpers import json_out, one_error_line
 
 pytestmark = pytest.mark.engine
@@ -47,8 +55,16 @@ def test_search_keeps_the_candidate_that_plays_best(tmp_path: Path):
     path = _save(tmp_path / "m.safetensors")
     names = tuple(ModelSpec.from_settings(_settings(), REGISTRY).action_names)
     plan = TunePlan(
-        model_path=path, scenario="basic", actions=names, start=(0.5,) * len(names), tune=("ATTACK", "MOVE_LEFT"),
-        episodes=2, max_steps=25, grid=(0.05, 0.95), sweeps=1, confirm=0,
+        model_path=path,
+        scenario="basic",
+        actions=names,
+        start=(0.5,) * len(names),
+        tune=("ATTACK", "MOVE_LEFT"),
+        episodes=2,
+        max_steps=25,
+        grid=(0.05, 0.95),
+        sweeps=1,
+        confirm=0,
     )
     result = tune_thresholds(_settings(), REGISTRY, plan)
     trials = result.trials
@@ -61,10 +77,19 @@ def test_search_keeps_the_candidate_that_plays_best(tmp_path: Path):
     assert all(best[n] == 0.5 for n in untouched)
     assert all(best[n] in (0.05, 0.95, 0.5) for n in plan.tune)
     # The scores are the engine's: the best candidate, played again by `evaluate`, scores the same.
-    board = evaluate(_settings(), REGISTRY, EvalPlan(
-        model_path=path, scenario="basic", episodes=2, max_steps=25, threshold=list(result.best.thresholds),
-        baselines=False, start_seed=plan.start_seed,
-    ))
+    board = evaluate(
+        _settings(),
+        REGISTRY,
+        EvalPlan(
+            model_path=path,
+            scenario="basic",
+            episodes=2,
+            max_steps=25,
+            threshold=list(result.best.thresholds),
+            baselines=False,
+            start_seed=plan.start_seed,
+        ),
+    )
     assert board.summary()["policies"]["model"]["return"]["mean"] == pytest.approx(result.best.mean)
 
 
@@ -73,8 +98,17 @@ def test_confirmation_replays_start_and_best_on_the_next_seeds(tmp_path: Path):
     names = tuple(ModelSpec.from_settings(_settings(), REGISTRY).action_names)
     for seed, upheld in ((4998, False), (5001, True)):
         plan = TunePlan(
-            model_path=path, scenario="basic", actions=names, start=(0.5,) * len(names), tune=("ATTACK",),
-            episodes=1, start_seed=seed, max_steps=20, grid=(0.95,), sweeps=1, confirm=2,
+            model_path=path,
+            scenario="basic",
+            actions=names,
+            start=(0.5,) * len(names),
+            tune=("ATTACK",),
+            episodes=1,
+            start_seed=seed,
+            max_steps=20,
+            grid=(0.95,),
+            sweeps=1,
+            confirm=2,
         )
         result = tune_thresholds(_settings(), REGISTRY, plan)
         assert result.best is not result.start and result.best.mean > result.start.mean
@@ -82,10 +116,19 @@ def test_confirmation_replays_start_and_best_on_the_next_seeds(tmp_path: Path):
         assert c is not None and c.seeds == (seed + 1, seed + 2)
         # The confirmation's figures are the engine's on those seeds.
         for thresholds, mean in ((result.start.thresholds, c.start), (result.best.thresholds, c.best)):
-            board = evaluate(_settings(), REGISTRY, EvalPlan(
-                model_path=path, scenario="basic", episodes=2, max_steps=20, threshold=list(thresholds),
-                baselines=False, start_seed=seed + 1,
-            ))
+            board = evaluate(
+                _settings(),
+                REGISTRY,
+                EvalPlan(
+                    model_path=path,
+                    scenario="basic",
+                    episodes=2,
+                    max_steps=20,
+                    threshold=list(thresholds),
+                    baselines=False,
+                    start_seed=seed + 1,
+                ),
+            )
             assert board.summary()["policies"]["model"]["return"]["mean"] == pytest.approx(mean)
         assert c.confirmed is upheld and result.accepted is upheld
         assert result.record()["confirmation"]["confirmed"] is upheld
@@ -97,8 +140,9 @@ def test_engines_kept_open_play_what_evaluate_plays(tmp_path: Path, workers: int
     n = len(ModelSpec.from_settings(_settings(), REGISTRY).action_names)
     never_fire = [0.5] * n
     never_fire[6] = 0.95  # ATTACK
-    plan = EvalPlan(model_path=path, scenario="basic", episodes=4, max_steps=20, baselines=False, start_seed=4998,
-                    workers=workers)
+    plan = EvalPlan(
+        model_path=path, scenario="basic", episodes=4, max_steps=20, baselines=False, start_seed=4998, workers=workers
+    )
     with ModelPlayer(_settings(), REGISTRY, plan) as player:  # one set of engines, three batches
         played = [player.play(t, plan.seeds) for t in ([0.5] * n, never_fire, [0.5] * n)]
     assert [r.seed for r in played[0]] == plan.seeds
@@ -145,13 +189,31 @@ def test_cli_saves_a_new_active_model_with_the_tuned_thresholds(golem_cli, tmp_p
     source = _save(tmp_path / "golem-data" / "models" / "basic" / "active.safetensors")
     kept = tmp_path / "source.safetensors"
     kept.write_bytes(source.read_bytes())
-    tune = ["run", "tune", "--model", str(kept), "--episodes", "1", "--max-steps", "20", "--grid", "0.05,0.95",
-            "--actions", "ATTACK", "--sweeps", "1", "--confirm", "2"]
+    tune = [
+        "run",
+        "tune",
+        "--model",
+        str(kept),
+        "--episodes",
+        "1",
+        "--max-steps",
+        "20",
+        "--grid",
+        "0.05,0.95",
+        "--actions",
+        "ATTACK",
+        "--sweeps",
+        "1",
+        "--confirm",
+        "2",
+    ]
     # Refuted on the confirmation seeds: reported, nothing written.
     refuted = golem_cli([*tune, "--seed", "4998"], check=True)
     assert "not confirmed" in refuted.stdout and "nothing was written" in refuted.stdout
     assert not list((tmp_path / "golem-data" / "models").rglob("*-tuned*"))
-    assert "tuned_by_play" not in load_checkpoint(tmp_path / "golem-data" / "models" / "basic" / "active.safetensors")[1]
+    assert (
+        "tuned_by_play" not in load_checkpoint(tmp_path / "golem-data" / "models" / "basic" / "active.safetensors")[1]
+    )
     before = datetime.now(UTC).isoformat(timespec="seconds")
     summary = json_out(golem_cli([*tune, "--seed", "5001", "--out", "trials.json", "--json"], check=True))
     assert summary["tuned"] == ["ATTACK"] and summary["candidates"] == 3 and summary["seeds"] == [5001, 5001]

@@ -35,6 +35,7 @@ def test_batches_go_to_the_same_workers_and_come_back_one_per_task() -> None:
     assert not any(p.is_alive() for p in pool._procs)  # stopped on exit
 
 
+@pytest.mark.slow
 def test_a_worker_error_is_one_line_and_a_dead_worker_does_not_hang_the_wait() -> None:
     with pytest.raises(GolemError, match="^unlucky task 13$"):
         with WorkerPool(_square_or_die, (), 2, start_method="fork", what="test") as pool:

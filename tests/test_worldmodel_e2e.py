@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from golem.learning.checkpoints import read_metadata
 from golem.data.store import TrajectoryStore
+from golem.learning.checkpoints import read_metadata
 
 pytestmark = [pytest.mark.engine, pytest.mark.slow]
 
@@ -44,7 +44,10 @@ def test_dream_pipeline_through_the_cli(golem_cli, tmp_path: Path):
     assert read_metadata(run / "mdnrnn.safetensors")["spec"]["config"]["hidden"] == 32
     # The tiny preset dreams with an ensemble of two: member 1 trained from the next seed.
     member = read_metadata(run / "mdnrnn_1.safetensors")
-    assert member["spec"]["config"]["hidden"] == 32 and member["sha256"] != read_metadata(run / "mdnrnn.safetensors")["sha256"]
+    assert (
+        member["spec"]["config"]["hidden"] == 32
+        and member["sha256"] != read_metadata(run / "mdnrnn.safetensors")["sha256"]
+    )
     # An episode collected later is encoded with the rest when M trains on (more epochs).
     golem_cli(["dream", "collect", *common, "--episodes", "4"], check=True)
     assert len(read_metadata(run / "latents.safetensors")["episode_ids"]) == 4
@@ -59,8 +62,12 @@ def test_dream_pipeline_through_the_cli(golem_cli, tmp_path: Path):
     assert [r["generation"] for r in records] == [1, 2]
     assert "real_mean" in records[-1]  # the real-engine score of the best, logged beside the dream score
     assert read_metadata(run / "controller.safetensors")["rnn_members"] == 2
-    more = golem_cli(["dream", "train-controller", *common, "--set", "dream.rnn_members=3"])  # member 2 was never trained
-    assert more.returncode == 2 and "mdnrnn_2.safetensors does not exist" in more.stderr and "Traceback" not in more.stderr
+    more = golem_cli(
+        ["dream", "train-controller", *common, "--set", "dream.rnn_members=3"]
+    )  # member 2 was never trained
+    assert (
+        more.returncode == 2 and "mdnrnn_2.safetensors does not exist" in more.stderr and "Traceback" not in more.stderr
+    )
 
     ev = golem_cli(["dream", "evaluate", *common], check=True)
     report = json.loads((run / "evaluation.json").read_text())
@@ -102,7 +109,9 @@ def test_screen_flashes_show_the_hits_take_cover_hides(tmp_path: Path):
     registry = load_plugins().registry
     redness = {}
     for flashes in (False, True):
-        preset = get_preset("tiny").with_overrides(episodes=1, probe_episodes=0, min_length=1, max_steps=400, screen_flashes=flashes)
+        preset = get_preset("tiny").with_overrides(
+            episodes=1, probe_episodes=0, min_length=1, max_steps=400, screen_flashes=flashes
+        )
         store_path = tmp_path / f"flashes-{flashes}"
         collect(GolemSettings(), registry, store_path, preset, "take_cover", seed=3)
         with TrajectoryStore.open(store_path) as store:

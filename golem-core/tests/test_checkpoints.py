@@ -12,8 +12,15 @@ from safetensors.torch import save_file
 from torch import nn
 
 from golem import hookimpl
-from golem.learning.checkpoints import CHECKPOINT_FORMAT, load_checkpoint, read_metadata, rebuild_model, restore, save_checkpoint
 from golem.errors import GolemError
+from golem.learning.checkpoints import (
+    CHECKPOINT_FORMAT,
+    load_checkpoint,
+    read_metadata,
+    rebuild_model,
+    restore,
+    save_checkpoint,
+)
 from golem.learning.modelspec import ModelSpec
 from golem.plugins import load_plugins
 from golem.sensors import Sensor
@@ -75,8 +82,12 @@ def registry():
 def make_spec(working_memory: int = 6) -> ModelSpec:
     settings = GolemSettings.model_construct()
     return ModelSpec(
-        sensors=[PingSensor(settings)], n_actions=3, working_memory=working_memory, model="tiny",
-        profile="basic", action_names=("a", "b", "c"),
+        sensors=[PingSensor(settings)],
+        n_actions=3,
+        working_memory=working_memory,
+        model="tiny",
+        profile="basic",
+        action_names=("a", "b", "c"),
     )
 
 
@@ -302,4 +313,3 @@ def test_a_killed_writers_temp_file_is_removed_by_the_next_write(saved):
     save_checkpoint(path, model, spec.to_metadata())
     assert not stale.exists() and not old_style.exists()
     assert live.exists()  # its writer (our parent) is alive
-

@@ -25,11 +25,11 @@ from golem.data.dataset import (
     select_episodes,
     split_episodes,
 )
+from golem.data.sampling import StatefulStratifiedSampler
+from golem.data.store import EpisodeMeta, TrajectoryStore
 from golem.errors import GolemError
 from golem.profiles import BASIC, PROFILES
-from golem.data.sampling import StatefulStratifiedSampler
 from golem.settings import GolemSettings, TrainingSettings
-from golem.data.store import EpisodeMeta, TrajectoryStore
 
 L = 4
 A = len(BASIC)
@@ -68,18 +68,33 @@ def episode_arrays(eid: int, T: int, actions: tuple[str, ...] = BASIC, audio_n: 
     return {"actions": act, "frames": frames, "thermals": thermals, "depths": depths, "audios": audios}
 
 
-def write(store: TrajectoryStore, T: int, *, source: str = "human", scenario: str = "basic",
-          tags: list[str] | None = None, profile: str = "basic", keys: tuple[str, ...] | None = None) -> int:
+def write(
+    store: TrajectoryStore,
+    T: int,
+    *,
+    source: str = "human",
+    scenario: str = "basic",
+    tags: list[str] | None = None,
+    profile: str = "basic",
+    keys: tuple[str, ...] | None = None,
+) -> int:
     actions = PROFILES[profile]
     eid = len(store)  # ids are allocated in order in a fresh store
     arrays = episode_arrays(eid, T, actions)
     if keys is not None:
         arrays = {k: v for k, v in arrays.items() if k in keys or k == "actions"}
-    sensors = [s for s, k in (("visual", "frames"), ("thermal", "thermals"), ("depth", "depths"), ("audio", "audios"))
-               if k in arrays]
+    sensors = [
+        s
+        for s, k in (("visual", "frames"), ("thermal", "thermals"), ("depth", "depths"), ("audio", "audios"))
+        if k in arrays
+    ]
     meta = EpisodeMeta(
-        profile=profile, action_names=list(actions), scenario=scenario, source=source,  # type: ignore[arg-type]
-        sensors=sensors, tags=tags or [],
+        profile=profile,
+        action_names=list(actions),
+        scenario=scenario,
+        source=source,  # type: ignore[arg-type]
+        sensors=sensors,
+        tags=tags or [],
     )
     got = store.write_episode(meta, arrays)
     assert got == eid
@@ -87,8 +102,18 @@ def write(store: TrajectoryStore, T: int, *, source: str = "human", scenario: st
 
 
 #: (length, source): 8 base episodes of assorted lengths (one too short, tails to drop), 2 recovery ones.
-LAYOUT = [(21, "human"), (12, "expert"), (3, "human"), (30, "human"), (17, "expert"), (8, "human"),
-          (25, "human"), (13, "human"), (9, "recovery"), (6, "recovery")]
+LAYOUT = [
+    (21, "human"),
+    (12, "expert"),
+    (3, "human"),
+    (30, "human"),
+    (17, "expert"),
+    (8, "human"),
+    (25, "human"),
+    (13, "human"),
+    (9, "recovery"),
+    (6, "recovery"),
+]
 
 
 @pytest.fixture
@@ -265,7 +290,7 @@ def test_fewer_streams_than_batch_size_lowers_the_batch(store: TrajectoryStore, 
     assert warning and warning[0]["requested_batch_size"] == 64 and warning[0]["batch_size"] == 11
     batches = list(sampler)
     assert batches and all(len(b) == 11 for b in batches)
-    base = np.array(batches)[:, sampler.n_recovery:].ravel().tolist()
+    base = np.array(batches)[:, sampler.n_recovery :].ravel().tolist()
     assert sorted(base) == sorted(set(base))  # no base window twice
     empty = SequenceDataset(store, [], [VisualSensor(gsettings)], BASIC, L)
     with pytest.raises(GolemError, match="no training episode"):
@@ -291,8 +316,10 @@ def test_mirrored_window_is_flip_of_plain_and_involution(store: TrajectoryStore,
     ds = SequenceDataset(store, store.episodes(), sensors, BASIC, L, mirror=True)
     p = ds.pointers
     plain = np.flatnonzero(~p["mirrored"])
-    twin = [int(np.flatnonzero(p["mirrored"] & (p["episode"] == p["episode"][i]) & (p["start"] == p["start"][i]))[0])
-            for i in plain]
+    twin = [
+        int(np.flatnonzero(p["mirrored"] & (p["episode"] == p["episode"][i]) & (p["start"] == p["start"][i]))[0])
+        for i in plain
+    ]
     a_in, a_t, a_first, a_mask, _ = ds.load_batch(plain)
     b_in, b_t, b_first, b_mask, _ = ds.load_batch(twin)
     assert (a_mask == b_mask).all()

@@ -8,8 +8,8 @@ from gymnasium import spaces
 from gymnasium.utils.env_checker import check_env
 
 from golem.builtin.gym_env import make_vizdoom_env
-from golem.plugins import load_plugins
 from golem.builtin.visual import VisualSensor
+from golem.plugins import load_plugins
 from golem.settings import GolemSettings
 
 REGISTRY = load_plugins().registry

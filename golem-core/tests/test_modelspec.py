@@ -106,9 +106,17 @@ def test_invalid_specs(classes, kw, match):
 def test_metadata_is_json_and_round_trips():
     registry = load_plugins(only=[], extra=[("eyes", Plugin())]).registry
     built_with = brain_settings("lstm", ["eye", "far"], 16, 2, "fluid", {"brain.optics": {"focus": 16}})
-    original = ModelSpec(sensors=[Eye(built_with), Far(built_with)], n_actions=4, working_memory=16,
-                         model="lstm", profile="fluid", action_names=tuple("abcd"))
-    assert original.cortical_depth == 2 and original.sensor_settings["brain.optics"]["focus"] == 16  # taken from the sensors' settings
+    original = ModelSpec(
+        sensors=[Eye(built_with), Far(built_with)],
+        n_actions=4,
+        working_memory=16,
+        model="lstm",
+        profile="fluid",
+        action_names=tuple("abcd"),
+    )
+    assert (
+        original.cortical_depth == 2 and original.sensor_settings["brain.optics"]["focus"] == 16
+    )  # taken from the sensors' settings
     meta = json.loads(json.dumps(original.to_metadata()))
     assert meta["sensors"] == ["eye", "far"] and meta["sensor_shapes"]["eye"] == [3, 16, 16]
     again = ModelSpec.from_metadata(meta, registry)

@@ -9,10 +9,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from golem.data.recording import Recorder, episode_counters
 from golem.runtime.rollout import run_episode
 from golem.sensors import Sensor
 from golem.settings import GolemSettings
+from golem.workflows.recording import Recorder, episode_counters
 
 
 class TicSensor(Sensor):

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from golem.errors import GolemError
-from golem.runtime.scenarios import (
+from golem.scenarios import (
     check_config,
     check_game_args,
     checkpoint_scenario,
@@ -45,8 +45,10 @@ def test_every_shipped_config_is_accepted():
 
 def test_list_values_span_lines_and_keys_take_any_spelling(tmp_path):
     path = tmp_path / "c.cfg"
-    path.write_text("# comment = ignored\nDoomMap = MAP02\navailable_buttons =\n  {\n    ATTACK\n  # no\n    USE\n  }\n"
-                    "game_args += +sv_noautoaim 1\n")
+    path.write_text(
+        "# comment = ignored\nDoomMap = MAP02\navailable_buttons =\n  {\n    ATTACK\n  # no\n    USE\n  }\n"
+        "game_args += +sv_noautoaim 1\n"
+    )
     entries = read_config(path)
     assert [(e.key, e.value, e.append, e.line) for e in entries] == [
         ("doom_map", "MAP02", False, 2),
@@ -58,8 +60,10 @@ def test_list_values_span_lines_and_keys_take_any_spelling(tmp_path):
 # --- keys and engine arguments ------------------------------------------------------
 
 
-@pytest.mark.parametrize("line", ["vizdoom_path = /bin/sh", "ViZDoomPath = /bin/sh", "doom_config_path = ~/.bashrc",
-                                  "doomconfigpath = /tmp/x.ini"])
+@pytest.mark.parametrize(
+    "line",
+    ["vizdoom_path = /bin/sh", "ViZDoomPath = /bin/sh", "doom_config_path = ~/.bashrc", "doomconfigpath = /tmp/x.ini"],
+)
 def test_keys_that_run_or_write_files_are_refused(tmp_path, line):
     with pytest.raises(GolemError, match="is not allowed") as info:
         resolve_scenario(str(basic_cfg(tmp_path, line)))
@@ -71,16 +75,19 @@ def test_an_unknown_key_is_refused(tmp_path):
         resolve_scenario(str(basic_cfg(tmp_path, "record_path = demo.lmp")))
 
 
-@pytest.mark.parametrize("args", [
-    "+logfile /tmp/out.txt +echo hi",
-    "+exec autoexec.cfg",
-    "-file extra.wad",
-    "-config /tmp/zdoom.ini",
-    "+sv_noautoaim 1;logfile x",
-    "+sv_noautoaim",
-    "1 +sv_noautoaim 1",
-    "-host 2",
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        "+logfile /tmp/out.txt +echo hi",
+        "+exec autoexec.cfg",
+        "-file extra.wad",
+        "-config /tmp/zdoom.ini",
+        "+sv_noautoaim 1;logfile x",
+        "+sv_noautoaim",
+        "1 +sv_noautoaim 1",
+        "-host 2",
+    ],
+)
 def test_engine_arguments_outside_the_allowed_set_are_refused(args):
     with pytest.raises(GolemError, match="engine argument") as info:
         check_game_args(args, "x.cfg")
@@ -144,8 +151,9 @@ def test_a_session_on_a_missing_map_fails_at_once(tmp_path, monkeypatch):
     from golem.runtime.session import Session
 
     monkeypatch.chdir(tmp_path)
-    settings = GolemSettings.model_validate({"game": {"scenario": str(basic_cfg(tmp_path, "doom_map = MAP99")),
-                                                      "start_timeout": 10}})
+    settings = GolemSettings.model_validate(
+        {"game": {"scenario": str(basic_cfg(tmp_path, "doom_map = MAP99")), "start_timeout": 10}}
+    )
     started = time.monotonic()
     with pytest.raises(GolemError, match="MAP99 not found"):
         with Session(settings) as session:

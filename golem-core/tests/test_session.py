@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 
 from golem.builtin.visual import VisualSensor
-from golem.runtime.engine_guard import is_alive
 from golem.errors import GolemError
 from golem.profiles import PROFILES
+from golem.runtime.engine_guard import is_alive
 from golem.runtime.session import Session
 from golem.settings import GolemSettings
-from golem.runtime.wad import build_wad
+from golem.wad import build_wad
 
 
 def wait_gone(pids: set[int], timeout: float = 5.0) -> bool:
@@ -185,7 +185,7 @@ def _start_session(results) -> None:  # runs in a spawned process
 @pytest.mark.engine
 def test_two_engines_starting_together_in_a_new_folder(tmp_path, monkeypatch):
     """Parallel workers (record/evaluate --workers 2) start engines at once in the user's folder;
-    the engine's own check-then-mkdir of ./_vizdoom/ used to kill one of them ("File exists")."""
+    the engine's own check-then-mkdir of ./_vizdoom/ must not kill one of them ("File exists")."""
     import multiprocessing as mp
 
     ctx = mp.get_context("spawn")
@@ -204,7 +204,7 @@ def test_two_engines_starting_together_in_a_new_folder(tmp_path, monkeypatch):
 
 
 def test_scenarios_without_a_time_out_get_a_default_step_limit():
-    from golem.runtime.scenarios import SCENARIO_SPECS, step_limit
+    from golem.scenarios import SCENARIO_SPECS, step_limit
 
     assert step_limit("take_cover", None) == 2100 == SCENARIO_SPECS["take_cover"].max_steps
     assert step_limit("take_cover", 50) == 50  # a given limit wins

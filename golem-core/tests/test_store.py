@@ -13,12 +13,12 @@ import lmdb
 import numpy as np
 import pytest
 
-from golem.errors import GolemError
-from golem.profiles import BASIC
+from golem.data.arrays import array_rules
 from golem.data.store import SCHEMA_VERSION, EpisodeMeta, TrajectoryStore
 from golem.data.store.lmdb_store import chunk_key, episode_key
-from golem.data.arrays import array_rules
+from golem.errors import GolemError
 from golem.plugins import load_plugins
+from golem.profiles import BASIC
 
 RULES = array_rules(load_plugins().registry)
 
@@ -37,8 +37,13 @@ def make_episode(T: int, seed: int = 0, audio_n: int = 16) -> dict[str, np.ndarr
 
 def make_meta(source: str = "human", scenario: str = "basic", tags: list[str] | None = None) -> EpisodeMeta:
     return EpisodeMeta(
-        profile="basic", action_names=list(BASIC), scenario=scenario, source=source,  # type: ignore[arg-type]
-        sensors=["visual", "depth", "thermal", "audio"], seed=7, tags=tags or [],
+        profile="basic",
+        action_names=list(BASIC),
+        scenario=scenario,
+        source=source,  # type: ignore[arg-type]
+        sensors=["visual", "depth", "thermal", "audio"],
+        seed=7,
+        tags=tags or [],
     )
 
 
@@ -95,8 +100,9 @@ def test_read_batch_fills_every_row_in_one_call(store: TrajectoryStore) -> None:
         arrays = [e[key] for e in episodes]
         out = np.full((len(windows), L, *arrays[0].shape[1:]), 7, dtype=arrays[0].dtype)
         with store.reader() as r:
-            r.read_batch(out, [infos[e] for e, _, _ in windows], [s for _, s, _ in windows],
-                         [n for _, _, n in windows], key)
+            r.read_batch(
+                out, [infos[e] for e, _, _ in windows], [s for _, s, _ in windows], [n for _, _, n in windows], key
+            )
         for b, (e, s, n) in enumerate(windows):
             np.testing.assert_array_equal(out[b, :n], arrays[e][s : s + n], err_msg=f"{key} window {b}")
             np.testing.assert_array_equal(out[b, n:], np.repeat(arrays[e][s + n - 1 : s + n], L - n, axis=0))
@@ -108,8 +114,7 @@ def test_read_batch_fills_every_row_in_one_call(store: TrajectoryStore) -> None:
         with pytest.raises(GolemError, match="no 'tic' array"):
             r.read_batch(np.zeros((1, 6), np.int32), [infos[0]], [0], [6], "tic")
         with pytest.raises(GolemError, match="C-contiguous"):
-            r.read_batch(np.zeros((6, 2, 3, 64, 64), np.uint8).swapaxes(0, 1), [infos[0]] * 2, [0, 0], [6, 6],
-                         "frames")
+            r.read_batch(np.zeros((6, 2, 3, 64, 64), np.uint8).swapaxes(0, 1), [infos[0]] * 2, [0, 0], [6, 6], "frames")
 
 
 def test_view_in_one_chunk_is_zero_copy(store: TrajectoryStore) -> None:
@@ -209,11 +214,14 @@ def test_verify_detects_missing_and_corrupted_chunks(store: TrajectoryStore, tmp
         with pytest.raises(GolemError, match="is damaged"):
             reopened.read_into(np.zeros((1, 2, 16), np.float16), 1, "audios", 2 * reopened.chunk_steps)
         with pytest.raises(GolemError, match="is damaged"), reopened.reader() as r:
-            r.read_batch(np.zeros((1, 4, 2, 16), np.float16), [reopened.get(1)], [2 * reopened.chunk_steps - 2],
-                         [4], "audios")
+            r.read_batch(
+                np.zeros((1, 4, 2, 16), np.float16), [reopened.get(1)], [2 * reopened.chunk_steps - 2], [4], "audios"
+            )
         with pytest.raises(GolemError, match="missing chunk 1"), reopened.reader() as r:
             r.read_batch(np.zeros((1, 4, 3, 64, 64), np.uint8), [reopened.get(0)], [6], [4], "frames")
-        assert reopened.read(1, "audios", 0, 2 * reopened.chunk_steps).shape[0] == 2 * reopened.chunk_steps  # whole chunks read
+        assert (
+            reopened.read(1, "audios", 0, 2 * reopened.chunk_steps).shape[0] == 2 * reopened.chunk_steps
+        )  # whole chunks read
 
 
 def test_open_missing_store(tmp_path: Path) -> None:
@@ -391,12 +399,15 @@ RESERVER = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_two_processes_reserving_seeds_never_share_one(tmp_path: Path) -> None:
     path = tmp_path / "demos"
     TrajectoryStore.create(path).close()
     go = time.time() + 3.0
-    procs = [subprocess.Popen([sys.executable, "-c", RESERVER, str(path), "60", str(go)], stdout=subprocess.PIPE,
-                              text=True) for _ in range(2)]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", RESERVER, str(path), "60", str(go)], stdout=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
     try:
         got = [json.loads(proc.communicate(timeout=120)[0].strip().splitlines()[-1]) for proc in procs]
     finally:

@@ -79,8 +79,10 @@ POISONED_META = {
     "sensor_settings is a list": ({"sensor_settings": [1]}, "sensor_settings"),
 }
 POISONED_ARRAYS = {
-    "NaN action": ({"actions": np.where(np.eye(T, len(BASIC)) > 0, np.nan, 0.0).astype(np.float32)},
-                   "'actions' holds NaN or Inf"),
+    "NaN action": (
+        {"actions": np.where(np.eye(T, len(BASIC)) > 0, np.nan, 0.0).astype(np.float32)},
+        "'actions' holds NaN or Inf",
+    ),
     "Inf action": ({"actions": np.full((T, len(BASIC)), np.inf, np.float32)}, "'actions' holds NaN or Inf"),
     "NaN reward": ({"rewards": np.array([0, 1, np.nan, 0, 0, 0], np.float32)}, "'rewards' holds NaN or Inf"),
     "Inf reward": ({"rewards": np.array([0, -np.inf, 0, 0, 0, 0], np.float64)}, "'rewards' holds NaN or Inf"),
@@ -119,11 +121,13 @@ def test_nan_or_inf_actions_and_rewards_are_refused(seeded: Path, tmp_path: Path
     assert _snapshot(seeded) == before
 
 
+@pytest.mark.slow
 def test_poisoned_meta_via_the_console_script_is_one_line_on_stderr(seeded: Path, tmp_path: Path) -> None:
     bad = _npz(tmp_path / "poisoned.npz", meta={"seed": "abc"})
     before = _snapshot(seeded)
-    proc = subprocess.run([str(GOLEM), "data", "import", str(bad), "--store", str(seeded)],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [str(GOLEM), "data", "import", str(bad), "--store", str(seeded)], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip().splitlines() == [
         "error: poisoned.npz: 'meta' episode metadata seed='abc': must be a whole number (an integer, not a float, "

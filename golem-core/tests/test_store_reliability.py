@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from golem.profiles import BASIC
 from golem.data.store import SCHEMA_VERSION, TrajectoryStore
+from golem.profiles import BASIC
 from golem_cli.app import build_app
 
 WRITER = textwrap.dedent(
@@ -145,7 +145,9 @@ CASES = {
         "different lengths",
     ),
     "action width": (
-        lambda d: np.savez(d / "w.npz", frames=np.zeros((4, 3, 64, 64), np.uint8), actions=np.zeros((4, 9))) or d / "w.npz",
+        lambda d: (
+            np.savez(d / "w.npz", frames=np.zeros((4, 3, 64, 64), np.uint8), actions=np.zeros((4, 9))) or d / "w.npz"
+        ),
         [],
         "'actions' has 9 columns but profile 'basic' has 8 actions",
     ),
@@ -176,6 +178,7 @@ def test_bad_npz_is_one_line_and_store_unchanged(seeded: Path, tmp_path: Path, c
     assert _snapshot(seeded) == before
 
 
+@pytest.mark.slow
 def test_newer_schema_via_console_script(seeded: Path, tmp_path: Path) -> None:
     # A separate process stamps the newer schema: LMDB forbids opening one environment
     # twice in a process, and earlier in-process CLI runs may still hold theirs.
@@ -246,7 +249,10 @@ def _on_a_small_disk(tmp_path: Path, size: str, command: str) -> subprocess.Comp
     disk.mkdir()
     proc = subprocess.run(
         ["unshare", "--mount", "sh", "-c", f"mount -t tmpfs -o size={size} tmpfs {disk} || exit 77; {command}"],
-        capture_output=True, text=True, timeout=180, env=_clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=_clean_env(),
     )
     if proc.returncode == 77:
         pytest.skip(f"cannot mount a tmpfs here: {proc.stderr.strip()}")
@@ -264,7 +270,8 @@ def test_import_onto_a_full_disk_says_so_in_one_line(tmp_path: Path) -> None:
     golem = Path(sys.executable).with_name("golem")
     store = tmp_path / "disk" / "demos"
     proc = _on_a_small_disk(
-        tmp_path, "3m",
+        tmp_path,
+        "3m",
         f"{golem} data import {small} --store {store} >/dev/null && "
         f"{golem} data import {big} --store {store}; echo exit=$?; {golem} data list --store {store} --json",
     )

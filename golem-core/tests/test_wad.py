@@ -5,10 +5,20 @@ from __future__ import annotations
 import pytest
 
 from golem.errors import GolemError
-from golem.runtime.wad import build_wad, read_wad, read_wad_bytes, validate_wad
+from golem.wad import build_wad, read_wad, read_wad_bytes, validate_wad
 
-CLASSIC = [("THINGS", b"\0" * 10), ("LINEDEFS", b"\1" * 14), ("SIDEDEFS", b"\2" * 30), ("VERTEXES", b"\3" * 4),
-           ("SEGS", b""), ("SSECTORS", b""), ("NODES", b""), ("SECTORS", b"\4" * 26), ("REJECT", b""), ("BLOCKMAP", b"")]
+CLASSIC = [
+    ("THINGS", b"\0" * 10),
+    ("LINEDEFS", b"\1" * 14),
+    ("SIDEDEFS", b"\2" * 30),
+    ("VERTEXES", b"\3" * 4),
+    ("SEGS", b""),
+    ("SSECTORS", b""),
+    ("NODES", b""),
+    ("SECTORS", b"\4" * 26),
+    ("REJECT", b""),
+    ("BLOCKMAP", b""),
+]
 
 
 def one_line(exc: pytest.ExceptionInfo) -> str:
@@ -25,7 +35,9 @@ def test_valid_classic_map():
 
 
 def test_valid_udmf_map():
-    wad = read_wad_bytes(build_wad([("E1M1", b""), ("TEXTMAP", b'namespace="zdoom";'), ("ZNODES", b"x"), ("ENDMAP", b"")]))
+    wad = read_wad_bytes(
+        build_wad([("E1M1", b""), ("TEXTMAP", b'namespace="zdoom";'), ("ZNODES", b"x"), ("ENDMAP", b"")])
+    )
     assert wad.maps() == ["E1M1"]
     assert wad.validate_map("E1M1") == "udmf"
 
@@ -86,7 +98,7 @@ def test_files(tmp_path):
 def test_shipped_scenarios_are_valid():
     import vizdoom
 
-    from golem.runtime.scenarios import known_scenarios, resolve_scenario
+    from golem.scenarios import known_scenarios, resolve_scenario
 
     names = known_scenarios()
     assert {"basic", "deathmatch", "my_way_home", "take_cover"} <= set(names)

@@ -11,22 +11,36 @@ from pathlib import Path
 import pytest
 
 from golem.errors import GolemError
-from golem.runtime.scenarios import resolve_scenario
-from golem.runtime.wad import build_wad, check_map_file
-
+from golem.scenarios import resolve_scenario
+from golem.wad import build_wad, check_map_file
 
 
 def room(*, v1: int = 0, sector: int = 0, player_type: int = 1, extra_things: bytes = b"") -> bytes:
     """A one-sector square room, 256 units a side, with a player 1 start in the middle (Doom format)."""
     vertexes = b"".join(struct.pack("<hh", x, y) for x, y in ((0, 0), (0, 256), (256, 256), (256, 0)))
-    lines = b"".join(struct.pack("<HHhhhHH", a, b, 1, 0, 0, i, 0xFFFF)
-                     for i, (a, b) in enumerate(((v1, 1), (1, 2), (2, 3), (3, 0))))
-    sides = b"".join(struct.pack("<hh8s8s8sH", 0, 0, b"-", b"-", b"STARTAN3", sector if i == 0 else 0) for i in range(4))
+    lines = b"".join(
+        struct.pack("<HHhhhHH", a, b, 1, 0, 0, i, 0xFFFF) for i, (a, b) in enumerate(((v1, 1), (1, 2), (2, 3), (3, 0)))
+    )
+    sides = b"".join(
+        struct.pack("<hh8s8s8sH", 0, 0, b"-", b"-", b"STARTAN3", sector if i == 0 else 0) for i in range(4)
+    )
     sectors = struct.pack("<hh8s8shhh", 0, 128, b"FLOOR4_8", b"CEIL3_5", 192, 0, 0)
     things = struct.pack("<hhhHh", 128, 128, 90, player_type, 7) + extra_things
-    return build_wad([("MAP01", b""), ("THINGS", things), ("LINEDEFS", lines), ("SIDEDEFS", sides),
-                      ("VERTEXES", vertexes), ("SEGS", b""), ("SSECTORS", b""), ("NODES", b""),
-                      ("SECTORS", sectors), ("REJECT", b""), ("BLOCKMAP", b"")])
+    return build_wad(
+        [
+            ("MAP01", b""),
+            ("THINGS", things),
+            ("LINEDEFS", lines),
+            ("SIDEDEFS", sides),
+            ("VERTEXES", vertexes),
+            ("SEGS", b""),
+            ("SSECTORS", b""),
+            ("NODES", b""),
+            ("SECTORS", sectors),
+            ("REJECT", b""),
+            ("BLOCKMAP", b""),
+        ]
+    )
 
 
 def write(folder: Path, data: bytes, name: str = "room.wad") -> Path:
@@ -51,7 +65,7 @@ def test_a_whole_room_passes(tmp_path):
 def test_every_map_of_the_bundled_iwads_passes():
     import vizdoom
 
-    from golem.runtime.wad import read_wad
+    from golem.wad import read_wad
 
     for name in ("freedoom1.wad", "freedoom2.wad"):
         path = Path(vizdoom.__file__).parent / name
@@ -99,8 +113,9 @@ _START = textwrap.dedent("""
 
 def start(tmp_path: Path, wad: Path) -> subprocess.CompletedProcess[str]:
     """Start a session on ``wad`` in a child Python (an engine death there must not take pytest down)."""
-    return subprocess.run([sys.executable, "-c", _START, str(wad)], capture_output=True, text=True, cwd=tmp_path,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", _START, str(wad)], capture_output=True, text=True, cwd=tmp_path, timeout=120
+    )
 
 
 @pytest.mark.engine
@@ -135,9 +150,7 @@ def test_a_probe_does_not_outlive_a_killed_parent(tmp_path: Path) -> None:
     # the probe's script replaced by one that says it started and then hangs, as a hung engine start would
     script = f"import pathlib, time; pathlib.Path({str(marker)!r}).touch(); time.sleep(120)"
     code = (
-        "import golem.runtime.engine_guard as g\n"
-        f"g._PROBE = {script!r}\n"
-        "g.probe_start({}, 'hang.wad', timeout=120)\n"
+        f"import golem.runtime.engine_guard as g\ng._PROBE = {script!r}\ng.probe_start({{}}, 'hang.wad', timeout=120)\n"
     )
     parent = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
     try:
@@ -145,8 +158,11 @@ def test_a_probe_does_not_outlive_a_killed_parent(tmp_path: Path) -> None:
         while not marker.exists():
             assert time.monotonic() < deadline and parent.poll() is None, "the probe did not start"
             time.sleep(0.1)
-        probes = [int(p) for p in os.listdir("/proc") if p.isdigit() and _cmdline(int(p)).count(str(marker))
-                  and int(p) != parent.pid]
+        probes = [
+            int(p)
+            for p in os.listdir("/proc")
+            if p.isdigit() and _cmdline(int(p)).count(str(marker)) and int(p) != parent.pid
+        ]
         assert probes, "no probe process found"
         os.kill(parent.pid, signal.SIGKILL)
         parent.wait(timeout=10)

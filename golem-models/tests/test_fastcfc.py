@@ -23,8 +23,14 @@ def twin_cores(seed: int = 0) -> tuple[CfCCore, CfCCore]:
     return reference, fast
 
 
-def run_chunks(core: CfCCore, x: torch.Tensor, h0: torch.Tensor, reset: torch.Tensor, weights: torch.Tensor,
-               timespans: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor, list[torch.Tensor]]:
+def run_chunks(
+    core: CfCCore,
+    x: torch.Tensor,
+    h0: torch.Tensor,
+    reset: torch.Tensor,
+    weights: torch.Tensor,
+    timespans: torch.Tensor | None,
+) -> tuple[torch.Tensor, torch.Tensor, list[torch.Tensor]]:
     """Two chunks of T steps with the state carried from the first to the second (detached, as in
     truncated BPTT) and the rows in ``reset`` zeroed before the second; returns outputs, the last
     state and the gradients of inputs, initial state and every parameter."""
@@ -36,7 +42,7 @@ def run_chunks(core: CfCCore, x: torch.Tensor, h0: torch.Tensor, reset: torch.Te
     h1 = DoomNet.reset_rows(h1.detach(), reset)
     y2, h2 = core(x[:, half:], h1, ts[1])
     y = torch.cat([y1, y2], dim=1)
-    loss = (y * weights).sum() + (h2 ** 2).sum()
+    loss = (y * weights).sum() + (h2**2).sum()
     grads = torch.autograd.grad(loss, [x, h0, *core.parameters()])
     return y.detach(), h2.detach(), list(grads)
 

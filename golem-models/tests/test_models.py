@@ -6,22 +6,21 @@ import importlib.util
 import json
 
 import numpy as np
-
 import pytest
 import torch
 from torch import nn
 
 from golem import hookimpl
+from golem.data.dataset import SequenceDataset
+from golem.data.store import TrajectoryStore
+from golem.data.store.schema import EpisodeMeta
+from golem.errors import GolemError
 from golem.learning.calibration import calibration_windows, recalibrate_norms
 from golem.learning.checkpoints import rebuild_model, restore, save_checkpoint
-from golem.data.dataset import SequenceDataset
-from golem.errors import GolemError
 from golem.learning.modelspec import ModelSpec
 from golem.plugins import load_plugins
 from golem.sensors import Sensor
 from golem.settings import GolemSettings
-from golem.data.store import TrajectoryStore
-from golem.data.store.schema import EpisodeMeta
 from golem.testing.models import assert_model_contract
 from golem_models import CfCCore, DoomNet, LSTMCore, build_cfc, build_lstm
 
@@ -397,7 +396,9 @@ def test_features_are_standardised_before_the_core(name):
     features = net.encode(make_inputs(net.spec, 4, 6))  # [B, T, F], batch statistics in training mode
     flat = features.detach().flatten(0, 1)
     torch.testing.assert_close(flat.mean(0), torch.zeros(net.in_features), atol=1e-5, rtol=0)
-    torch.testing.assert_close(flat.var(0, unbiased=False), torch.ones(net.in_features), atol=1e-2, rtol=0)  # eps = 1e-5
+    torch.testing.assert_close(
+        flat.var(0, unbiased=False), torch.ones(net.in_features), atol=1e-2, rtol=0
+    )  # eps = 1e-5
 
 
 @pytest.mark.parametrize("name", sorted(BUILDERS))
@@ -412,8 +413,13 @@ def test_evaluation_does_not_depend_on_the_batch(name):
 
 def test_metadata_without_feature_norm_rebuilds_the_old_network(tmp_path):
     """Checkpoints written before ``feature_norm`` existed load strictly as the network they were."""
-    spec = ModelSpec(sensors=make_spec().sensors, n_actions=A, working_memory=8, feature_norm="none",
-                     action_names=tuple(f"a{i}" for i in range(A)))
+    spec = ModelSpec(
+        sensors=make_spec().sensors,
+        n_actions=A,
+        working_memory=8,
+        feature_norm="none",
+        action_names=tuple(f"a{i}" for i in range(A)),
+    )
     net = build_cfc(spec).eval()
     assert isinstance(net.standardise, nn.Identity)
     old_meta = {k: v for k, v in spec.to_metadata().items() if k != "feature_norm"}
@@ -439,11 +445,14 @@ def test_recalibration_sets_the_statistics_of_the_current_weights(tmp_path):
         for seed in range(3):
             n = 24
             meta = EpisodeMeta(profile="basic", action_names=names, scenario="tiny", seed=seed, sensors=["cam", "vec"])
-            store.write_episode(meta, {
-                "cams": rng.integers(0, 255, (n, 3, 8, 8), dtype=np.uint8),
-                "vecs": rng.normal(size=(n, 5)).astype(np.float32),
-                "actions": rng.integers(0, 2, (n, A), dtype=np.uint8),
-            })
+            store.write_episode(
+                meta,
+                {
+                    "cams": rng.integers(0, 255, (n, 3, 8, 8), dtype=np.uint8),
+                    "vecs": rng.normal(size=(n, 5)).astype(np.float32),
+                    "actions": rng.integers(0, 2, (n, A), dtype=np.uint8),
+                },
+            )
     with TrajectoryStore.open(tmp_path / "store") as store:
         ds = SequenceDataset(store, store.episodes(), sensors, names, 4, check=False)
         spec = ModelSpec(sensors=sensors, n_actions=A, working_memory=8, action_names=ds.action_names)
@@ -452,11 +461,18 @@ def test_recalibration_sets_the_statistics_of_the_current_weights(tmp_path):
         assert recalibrate_norms(net, ds, windows, torch.device("cpu")) == 1
         assert not net.training and net.standardise.momentum == 0.1
         with torch.no_grad():
-            raw = torch.cat([
-                torch.cat([net.cortices[o](x.flatten(0, 1)) for o, x in
-                           ((o, ds.load_batch(w).inputs[o]) for o in net.groups)], dim=-1)
-                for w in windows
-            ])
+            raw = torch.cat(
+                [
+                    torch.cat(
+                        [
+                            net.cortices[o](x.flatten(0, 1))
+                            for o, x in ((o, ds.load_batch(w).inputs[o]) for o in net.groups)
+                        ],
+                        dim=-1,
+                    )
+                    for w in windows
+                ]
+            )
         torch.testing.assert_close(net.standardise.running_mean, raw.mean(0), atol=1e-5, rtol=1e-4)
 
 
@@ -464,8 +480,10 @@ def test_bf16_autocast_reaches_the_cortices_and_stops_before_the_core(model):
     """Training under ``training.precision=bf16``: the cortices compute in bfloat16, the standardiser, the
     recurrent core and the head in float32, and the weights stay float32."""
     seen: dict[str, torch.dtype] = {}
-    hooks = [model.cortices["cam"].register_forward_hook(lambda m, i, o: seen.__setitem__("cortex", o.dtype)),
-             model.core.register_forward_hook(lambda m, i, o: seen.__setitem__("core", o[0].dtype))]
+    hooks = [
+        model.cortices["cam"].register_forward_hook(lambda m, i, o: seen.__setitem__("cortex", o.dtype)),
+        model.core.register_forward_hook(lambda m, i, o: seen.__setitem__("core", o[0].dtype)),
+    ]
     try:
         with torch.autocast("cpu", dtype=torch.bfloat16):
             logits, hx = model(make_inputs(model.spec, 2, 3), None)

@@ -9,11 +9,10 @@ import pytest
 
 from golem.errors import GolemError
 from golem.plugins import load_plugins
-from golem.runtime.scenarios import resolve_scenario
 from golem.runtime.session import Session
+from golem.scenarios import resolve_scenario
 from golem.settings import GolemSettings
 from golem.testing import assert_map_generator_contract
-
 from golem_procgen.builtin import BuiltinGenerator
 from golem_procgen.layout import CELL, MAX_STEP, SIZES, generate_layout
 from golem_procgen.navigation import NavMap, sidecar_path
@@ -66,8 +65,16 @@ def _nav(layout) -> dict:
 
 
 def test_parameters_shape_the_geometry() -> None:
-    base = {"size": "regular", "theme": "tech", "outdoors": "none", "steepness": "none", "liquids": "none",
-            "teleporters": "none", "mons": "none", "strength": "normal"}
+    base = {
+        "size": "regular",
+        "theme": "tech",
+        "outdoors": "none",
+        "steepness": "none",
+        "liquids": "none",
+        "teleporters": "none",
+        "mons": "none",
+        "strength": "normal",
+    }
     flat = generate_layout(base, 1)
     assert {s.floor for s in flat.sectors if s.kind == "room"} == {0}
     assert not [s for s in flat.sectors if s.kind in ("liquid", "teleport")]
@@ -85,7 +92,11 @@ def test_parameters_shape_the_geometry() -> None:
     many = generate_layout({**base, "mons": "swarms", "strength": "harder"}, 1)
     count = lambda lay: sum(t.type in (3004, 3001, 9, 3002, 3005, 69) for t in lay.things)  # noqa: E731
     assert count(many) > 3 * max(count(few), 1)
-    assert generate_layout({**base, "size": "large"}, 1).width > flat.width > generate_layout({**base, "size": "micro"}, 1).width
+    assert (
+        generate_layout({**base, "size": "large"}, 1).width
+        > flat.width
+        > generate_layout({**base, "size": "micro"}, 1).width
+    )
 
 
 def test_same_seed_same_bytes_other_seed_other_map(tmp_path: Path) -> None:
@@ -140,7 +151,7 @@ def test_a_map_without_a_player_start_is_refused_before_anything_is_written(tmp_
 
     layout = generate_layout(sample_configuration(1, 0).params, 0)
     data = bytearray(write_wad(layout))
-    from golem.runtime.wad import read_wad_bytes
+    from golem.wad import read_wad_bytes
 
     things = next(lump for lump in read_wad_bytes(bytes(data)).lumps if lump.name == "THINGS")
     for k in range(things.offset, things.offset + things.size, 10):  # turn every player start into a stimpack
@@ -149,7 +160,9 @@ def test_a_map_without_a_player_start_is_refused_before_anything_is_written(tmp_
     with pytest.raises(GolemError, match="has no player start"):
         write_map(bytes(data), tmp_path / "m.wad", "MAP01", {}, layout.params, 3, "builtin", 0)
     with pytest.raises(GolemError, match="map MAP01 not found"):
-        write_map(b"PWAD\x00\x00\x00\x00\x0c\x00\x00\x00", tmp_path / "m.wad", "MAP01", {}, layout.params, 3, "builtin", 0)
+        write_map(
+            b"PWAD\x00\x00\x00\x00\x0c\x00\x00\x00", tmp_path / "m.wad", "MAP01", {}, layout.params, 3, "builtin", 0
+        )
     assert list(tmp_path.iterdir()) == []
 
 

@@ -34,6 +34,7 @@ def test_commands_are_added_by_the_plugin() -> None:
         assert "Usage" in assert_command_contract(plugin, command)
 
 
+@pytest.mark.slow
 def test_sample_prints_the_configuration_and_the_priors(tmp_path: Path) -> None:
     proc = golem(["procgen", "sample", "--phase", "1", "--seed", "4", "--json"], tmp_path)
     assert proc.returncode == 0, proc.stderr
@@ -41,8 +42,21 @@ def test_sample_prints_the_configuration_and_the_priors(tmp_path: Path) -> None:
     assert config["phase"] == 1 and config["seed"] == 4 and config["params"]["teleporters"] == "none"
     again = json.loads(golem(["procgen", "sample", "--phase", "1", "--seed", "4", "--json"], tmp_path).stdout)
     assert again == config
-    table = golem(["procgen", "sample", "--phase", "3", "--seed", "4", "--set", 'procgen.space.size=["micro"]',
-                   "--set", 'procgen.space.mons=["swarms"]'], tmp_path)
+    table = golem(
+        [
+            "procgen",
+            "sample",
+            "--phase",
+            "3",
+            "--seed",
+            "4",
+            "--set",
+            'procgen.space.size=["micro"]',
+            "--set",
+            'procgen.space.mons=["swarms"]',
+        ],
+        tmp_path,
+    )
     assert table.returncode == 0 and "prior fired: volume-vs-density" in table.stdout, table.stdout
 
 
@@ -63,13 +77,20 @@ def test_build_then_preview(tmp_path: Path) -> None:
     assert np.mean(image) > 14  # more than the background
 
 
+@pytest.mark.slow
 def test_bad_input_is_one_line(tmp_path: Path) -> None:
     one_error_line(golem(["procgen", "build", "--phase", "4"], tmp_path), "unknown curriculum phase 4")
-    one_error_line(golem(["procgen", "build", "--backend", "doombuilder"], tmp_path), "unknown map generator 'doombuilder'")
+    one_error_line(
+        golem(["procgen", "build", "--backend", "doombuilder"], tmp_path), "unknown map generator 'doombuilder'"
+    )
     one_error_line(golem(["procgen", "build", "--out", "m.txt"], tmp_path), "--out must end in .wad")
     one_error_line(golem(["procgen", "preview", "missing.wad"], tmp_path), "missing.wad")
-    one_error_line(golem(["procgen", "build", "--backend", "oblige", "--set", "procgen.oblige_binary=/nonexistent/Oblige"],
-                         tmp_path), "Oblige is not installed")
+    one_error_line(
+        golem(
+            ["procgen", "build", "--backend", "oblige", "--set", "procgen.oblige_binary=/nonexistent/Oblige"], tmp_path
+        ),
+        "Oblige is not installed",
+    )
     one_error_line(golem(["procgen", "curriculum", "--phases", "1,5"], tmp_path), "unknown curriculum phase 5")
     one_error_line(golem(["procgen", "curriculum", "--phases", "one"], tmp_path), "--phases takes comma-separated")
     one_error_line(golem(["procgen", "curriculum", "--expert", "basic"], tmp_path), "does not play generated maps")
@@ -91,9 +112,27 @@ def test_record_train_and_evaluate_on_generated_maps(tmp_path: Path) -> None:
     assert listing.returncode == 0, listing.stderr
     episodes = json.loads(listing.stdout)["episodes"]
     assert len(episodes) == 3 and all("procgen-phase1" in e["tags"] for e in episodes)
-    proc = golem(["run", "train", "--epochs", "1", "--device", "cpu", "--set", "brain.working_memory=16",
-                  "--set", "training.min_updates=0", "--set", "training.sequence_length=16",
-                  "--set", "training.batch_size=2", *root], tmp_path, timeout=600)
+    proc = golem(
+        [
+            "run",
+            "train",
+            "--epochs",
+            "1",
+            "--device",
+            "cpu",
+            "--set",
+            "brain.working_memory=16",
+            "--set",
+            "training.min_updates=0",
+            "--set",
+            "training.sequence_length=16",
+            "--set",
+            "training.batch_size=2",
+            *root,
+        ],
+        tmp_path,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr
     proc = golem(["run", "evaluate", "--procgen-phase", "1", "--maps", "2", "--json", *root], tmp_path)
     assert proc.returncode == 0, proc.stderr
@@ -101,24 +140,60 @@ def test_record_train_and_evaluate_on_generated_maps(tmp_path: Path) -> None:
     assert board["scenario"].startswith("procgen phase 1") and board["seeds"] == [10000, 10001]
     assert board["expert"] == "explorer" and board["policies"]["expert"]["goal_rate"] == 1.0
     assert board["policies"]["model"]["episodes"] == 2
-    one_error_line(golem(["run", "record", "--expert", "basic", "--procgen-phase", "1", "--maps", "1", *root], tmp_path),
-                   "does not play generated maps")
+    one_error_line(
+        golem(["run", "record", "--expert", "basic", "--procgen-phase", "1", "--maps", "1", *root], tmp_path),
+        "does not play generated maps",
+    )
     one_error_line(golem(["run", "record", "--expert", "explorer", *root], tmp_path), "plays generated maps")
 
 
 @pytest.mark.engine
 @pytest.mark.slow
 def test_curriculum_runs_end_to_end_at_small_size(tmp_path: Path) -> None:
-    root = ["--set", f"data.root={tmp_path / 'data'}", "--set", "brain.working_memory=16", "--set", "training.batch_size=2",
-            "--set", "training.sequence_length=16", "--set", "training.min_updates=0"]
-    proc = golem(["procgen", "curriculum", "--phases", "1,2", "--maps-per-round", "2", "--rounds", "2",
-                  "--promote-at", "1.0", "--eval-maps", "1", "--updates-per-round", "3", "--json", *root], tmp_path, timeout=600)
+    root = [
+        "--set",
+        f"data.root={tmp_path / 'data'}",
+        "--set",
+        "brain.working_memory=16",
+        "--set",
+        "training.batch_size=2",
+        "--set",
+        "training.sequence_length=16",
+        "--set",
+        "training.min_updates=0",
+    ]
+    proc = golem(
+        [
+            "procgen",
+            "curriculum",
+            "--phases",
+            "1,2",
+            "--maps-per-round",
+            "2",
+            "--rounds",
+            "2",
+            "--promote-at",
+            "1.0",
+            "--eval-maps",
+            "1",
+            "--updates-per-round",
+            "3",
+            "--json",
+            *root,
+        ],
+        tmp_path,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     rounds = report["rounds"]
     # A tiny model passes nothing at 100 %, so each phase uses both rounds and is promoted by force.
-    assert [(r["phase"], r["round"], r["promoted"]) for r in rounds] == [(1, 1, None), (1, 2, "forced"), (2, 1, None),
-                                                                         (2, 2, "forced")]
+    assert [(r["phase"], r["round"], r["promoted"]) for r in rounds] == [
+        (1, 1, None),
+        (1, 2, "forced"),
+        (2, 1, None),
+        (2, 2, "forced"),
+    ]
     assert [r["map_seeds"] for r in rounds] == [[0, 1], [2, 3], [0, 1], [2, 3]]
     assert all(r["updates"] == 3 and r["frames"] > 0 for r in rounds)
     assert rounds[0]["expert_exits"] == 1.0

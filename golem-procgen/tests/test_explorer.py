@@ -11,7 +11,6 @@ from golem.profiles import PROFILES
 from golem.runtime.rollout import run_episode
 from golem.runtime.session import Session
 from golem.settings import GolemSettings
-
 from golem_procgen.builtin import BuiltinGenerator
 from golem_procgen.explorer import ExplorerExpert
 from golem_procgen.layout import generate_layout
@@ -39,8 +38,16 @@ def test_finishes_phase_one_maps(tmp_path: Path) -> None:
 
 
 def test_takes_a_teleporter_and_climbs_stairs_through_doors(tmp_path: Path) -> None:
-    params = {"size": "large", "theme": "mixed", "outdoors": "mixed", "steepness": "plenty", "liquids": "mixed",
-              "teleporters": "plenty", "mons": "none", "strength": "normal"}
+    params = {
+        "size": "large",
+        "theme": "mixed",
+        "outdoors": "mixed",
+        "steepness": "plenty",
+        "liquids": "mixed",
+        "teleporters": "plenty",
+        "mons": "none",
+        "strength": "normal",
+    }
     for seed in range(40):  # a map whose shortest way out jumps through a pad and passes a door
         layout = generate_layout(params, seed)
         nav = NavMap(layout_to_nav(layout, "builtin", "MAP01"))

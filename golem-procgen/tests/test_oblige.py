@@ -1,4 +1,5 @@
-"""The ``oblige`` backend: the 7.70 value mapping (pure), one-line failures, and real Oblige where `make oblige` built it."""
+"""The ``oblige`` backend: the 7.70 value mapping (pure), one-line failures, and real Oblige where `make oblige`
+built it."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ from golem.plugins import load_plugins
 from golem.runtime.session import Session
 from golem.settings import GolemSettings
 from golem.testing import assert_map_generator_contract
-
 from golem_procgen.oblige import ObligeGenerator, config_text, oblige_available, oblige_values
 from golem_procgen.space import VOCABULARY, sample_configuration
 
@@ -19,14 +19,31 @@ from golem_procgen.space import VOCABULARY, sample_configuration
 FREQUENCY = ["mixed", "none", "rare", "few", "less", "some", "more", "heaps"]
 OBLIGE_770 = {
     "size": ["micro", "tiny", "small", "regular", "large", "extreme", "epi", "prog", "mixed"],
-    "theme": ["original", "mostly_original", "epi", "mostly_epi", "bit_mixed", "jumble", "tech", "mostly_tech",
-              "urban", "mostly_urban", "hell", "mostly_hell"],
-    "outdoors": FREQUENCY, "liquids": FREQUENCY, "teleporters": FREQUENCY, "steepness": FREQUENCY,
+    "theme": [
+        "original",
+        "mostly_original",
+        "epi",
+        "mostly_epi",
+        "bit_mixed",
+        "jumble",
+        "tech",
+        "mostly_tech",
+        "urban",
+        "mostly_urban",
+        "hell",
+        "mostly_hell",
+    ],
+    "outdoors": FREQUENCY,
+    "liquids": FREQUENCY,
+    "teleporters": FREQUENCY,
+    "steepness": FREQUENCY,
     "mons": ["scarce", "few", "less", "some", "more", "nuts", "mixed", "none"],
     "strength": ["weak", "easier", "normal", "harder", "tough", "crazy"],
 }
-needs_oblige = pytest.mark.skipif(not oblige_available(), reason="Oblige is not built here: run `make oblige` "
-                                  "(needs Debian's libfltk1.3-dev); `make test` tries it first")
+needs_oblige = pytest.mark.skipif(
+    not oblige_available(),
+    reason="Oblige is not built here: run `make oblige` (needs Debian's libfltk1.3-dev); `make test` tries it first",
+)
 
 
 def test_every_seed_value_maps_to_an_oblige_770_value() -> None:
@@ -36,7 +53,11 @@ def test_every_seed_value_maps_to_an_oblige_770_value() -> None:
             assert mapped in OBLIGE_770[name], (name, value, mapped)
     mapped = oblige_values({"mons": "swarms", "steepness": "plenty", "theme": "mixed", "size": "micro"})
     assert {k: mapped[k] for k in ("mons", "steepness", "theme", "size")} == {
-        "mons": "nuts", "steepness": "heaps", "theme": "bit_mixed", "size": "micro"}
+        "mons": "nuts",
+        "steepness": "heaps",
+        "theme": "bit_mixed",
+        "size": "micro",
+    }
     text = config_text(sample_configuration(2, 1).params, 1)
     assert "seed = 1" in text and "game = doom2" in text and "length = single" in text
 

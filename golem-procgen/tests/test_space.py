@@ -6,16 +6,37 @@ import pytest
 
 from golem.errors import GolemError, SettingsError
 from golem.settings import section
-
 from golem_procgen.space import (
-    PARAMETERS, PHASE_BOUNDS, ProcgenSettings, VOCABULARY, apply_priors, phase_constraints, sample_configuration,
+    PARAMETERS,
+    PHASE_BOUNDS,
+    VOCABULARY,
+    ProcgenSettings,
+    apply_priors,
+    phase_constraints,
+    sample_configuration,
 )
 
 #: seed 001, CurriculumObligeGenerator._get_phase_constraints, copied value for value as the test's reference.
-SEED_PHASE_1 = {"size": ["micro", "small"], "theme": ["original", "tech"], "outdoors": ["none"], "steepness": ["none"],
-                "liquids": ["none"], "teleporters": ["none"], "mons": ["none", "sparse"], "strength": ["easier", "normal"]}
-SEED_PHASE_2 = {"size": ["regular"], "theme": ["urban", "hell", "mixed"], "outdoors": ["mixed"], "steepness": ["mixed"],
-                "liquids": ["mixed"], "teleporters": ["none"], "mons": ["normal", "lots"], "strength": ["normal"]}
+SEED_PHASE_1 = {
+    "size": ["micro", "small"],
+    "theme": ["original", "tech"],
+    "outdoors": ["none"],
+    "steepness": ["none"],
+    "liquids": ["none"],
+    "teleporters": ["none"],
+    "mons": ["none", "sparse"],
+    "strength": ["easier", "normal"],
+}
+SEED_PHASE_2 = {
+    "size": ["regular"],
+    "theme": ["urban", "hell", "mixed"],
+    "outdoors": ["mixed"],
+    "steepness": ["mixed"],
+    "liquids": ["mixed"],
+    "teleporters": ["none"],
+    "mons": ["normal", "lots"],
+    "strength": ["normal"],
+}
 
 
 def test_phase_bounds_are_the_seeds() -> None:
@@ -41,9 +62,11 @@ def test_phase_three_is_the_configured_space_and_phases_one_two_keep_their_bound
         ({"steepness": "mixed", "outdoors": "none"}, (), {}),
         ({"teleporters": "plenty", "size": "small"}, ("teleporter-amnesia",), {"teleporters": "none"}),
         ({"teleporters": "plenty", "size": "regular"}, (), {}),
-        ({"size": "micro", "mons": "lots", "steepness": "plenty", "outdoors": "none", "teleporters": "plenty"},
-         ("volume-vs-density", "verticality-vs-outdoors", "teleporter-amnesia"),
-         {"mons": "normal", "outdoors": "mixed", "teleporters": "none"}),
+        (
+            {"size": "micro", "mons": "lots", "steepness": "plenty", "outdoors": "none", "teleporters": "plenty"},
+            ("volume-vs-density", "verticality-vs-outdoors", "teleporter-amnesia"),
+            {"mons": "normal", "outdoors": "mixed", "teleporters": "none"},
+        ),
     ],
 )
 def test_conditional_priors(params: dict[str, str], fired: tuple[str, ...], changed: dict[str, str]) -> None:
@@ -65,7 +88,11 @@ def test_sampling_is_seeded_within_bounds_and_records_priors() -> None:
                 assert v in bounds[k] or d.priors, (phase, k, v)
         assert len({tuple(d.params.values()) for d in draws}) > 5, "seeds should give different maps"
     phase3 = [sample_configuration(3, s) for s in range(300)]
-    assert {p for d in phase3 for p in d.priors} == {"volume-vs-density", "verticality-vs-outdoors", "teleporter-amnesia"}
+    assert {p for d in phase3 for p in d.priors} == {
+        "volume-vs-density",
+        "verticality-vs-outdoors",
+        "teleporter-amnesia",
+    }
     assert all(d.params["teleporters"] == "none" for d in (sample_configuration(2, s) for s in range(50)))
 
 

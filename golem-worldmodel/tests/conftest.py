@@ -28,9 +28,13 @@ def latents() -> Latents:
     done = np.zeros(N, np.float32)
     done[np.cumsum(lengths) - 1] = 1.0
     return Latents(
-        mu=rng.standard_normal((N, Z)).astype(np.float32), logvar=np.full((N, Z), -2.0, np.float32),
-        actions=rng.integers(0, N_ACTIONS, N), rewards=np.ones(N, np.float32), done=done,
-        offsets=np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64), episode_ids=[0, 1, 2],
+        mu=rng.standard_normal((N, Z)).astype(np.float32),
+        logvar=np.full((N, Z), -2.0, np.float32),
+        actions=rng.integers(0, N_ACTIONS, N),
+        rewards=np.ones(N, np.float32),
+        done=done,
+        offsets=np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
+        episode_ids=[0, 1, 2],
     )
 
 

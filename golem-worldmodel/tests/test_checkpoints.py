@@ -50,7 +50,6 @@ def test_presets():
 def test_presets_are_a_settings_section():
     from golem.errors import SettingsError
     from golem.settings import load_settings
-
     from golem_worldmodel.presets import preset_from_settings
 
     settings = load_settings(overrides=[("flag --set", {"dream.preset": "tiny", "dream.generations": 5})], environ={})

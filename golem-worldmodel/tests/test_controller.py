@@ -36,7 +36,9 @@ def test_dream_and_real_timing_agree(rnn, latents):
         torch.testing.assert_close(dream_obs, real_obs[t], rtol=0, atol=1e-6)
         env.step_tensor(a_all[t : t + 1], z_next=z_all[t + 1 : t + 2])
     # And the controller, fed those inputs, takes the same actions.
-    c = LinearController(np.random.default_rng(0).standard_normal(n_params(rnn.z_dim, rnn.hidden)), rnn.z_dim, rnn.hidden)
+    c = LinearController(
+        np.random.default_rng(0).standard_normal(n_params(rnn.z_dim, rnn.hidden)), rnn.z_dim, rnn.hidden
+    )
     assert c(env.obs_tensor()).tolist() == c(real_obs[T - 1]).tolist()
 
 

@@ -78,7 +78,7 @@ def test_truncation_and_disabled_autoreset(rnn, pool):
     with torch.no_grad():
         rnn.done.bias.fill_(-50.0)  # never dies
     env.reset(seed=0)
-    for t in range(4):
+    for _t in range(4):
         _, reward, terminated, truncated, _ = env.step(np.zeros(3, np.int64))
     assert truncated.all() and not terminated.any()
     _, reward, terminated, truncated, _ = env.step(np.zeros(3, np.int64))
@@ -95,8 +95,12 @@ def test_death_head_terminates_and_autoreset(rnn, pool):
     assert info["_final_obs"].all() and info["final_obs"].shape == obs.shape
     assert info["_final_info"].all() and info["final_info"]["p_done"].shape == (4,)
     assert (env._t == 0).all()  # restarted in the same step (SAME_STEP autoreset)
-    out = dream_returns(DreamEnv(rnn, pool, 4, autoreset=False), lambda o, r: torch.zeros(len(o), dtype=torch.long),
-                        pool.sample(4, np.random.default_rng(0)), seed=0)
+    out = dream_returns(
+        DreamEnv(rnn, pool, 4, autoreset=False),
+        lambda o, r: torch.zeros(len(o), dtype=torch.long),
+        pool.sample(4, np.random.default_rng(0)),
+        seed=0,
+    )
     np.testing.assert_array_equal(out["steps"], 1)  # survival counts the step it dies in
     np.testing.assert_array_equal(out["return"], 1.0)
 
@@ -123,7 +127,9 @@ def test_noise_period_pairs_candidates(rnn, pool):
     P, R = 3, 2
     env = DreamEnv(rnn, pool, P * R, temperature=1.0, noise_period=R, autoreset=False, max_steps=20)
     e, t0 = pool.sample(R, np.random.default_rng(0))
-    out = dream_returns(env, lambda o, r: torch.ones(len(o), dtype=torch.long), (np.tile(e, P), np.tile(t0, P)), seed=5, record=True)
+    out = dream_returns(
+        env, lambda o, r: torch.ones(len(o), dtype=torch.long), (np.tile(e, P), np.tile(t0, P)), seed=5, record=True
+    )
     z = out["z"]  # [T + 1, P * R, Z]
     for p in range(1, P):
         np.testing.assert_allclose(z[:, p * R : (p + 1) * R], z[:, :R], atol=1e-6)
@@ -158,7 +164,6 @@ def test_out_of_range_actions_are_one_line_errors(rnn, pool):
     env.step(np.array([0, 1, 2]))  # the whole action space is fine
 
 
-
 def _member(seed: int, done_bias: float | None = None):
     from golem_worldmodel.actions import N_ACTIONS
     from golem_worldmodel.mdnrnn import MDNRNN
@@ -182,11 +187,13 @@ def test_ensemble_death_rules(rnn, pool):
     still = lambda o, r: torch.zeros(len(o), dtype=torch.long)  # noqa: E731
     alone = dream_returns(DreamEnv(rnn, pool, 400, autoreset=False, max_steps=5), still, starts, seed=0)
     np.testing.assert_array_equal(alone["steps"], 5)
-    worst = dream_returns(DreamEnv(rnn, pool, 400, autoreset=False, max_steps=5, members=[killer], death="max"),
-                          still, starts, seed=0)
+    worst = dream_returns(
+        DreamEnv(rnn, pool, 400, autoreset=False, max_steps=5, members=[killer], death="max"), still, starts, seed=0
+    )
     np.testing.assert_array_equal(worst["steps"], 1)
-    drawn = dream_returns(DreamEnv(rnn, pool, 400, autoreset=False, max_steps=5, members=[killer], death="drawn"),
-                          still, starts, seed=0)
+    drawn = dream_returns(
+        DreamEnv(rnn, pool, 400, autoreset=False, max_steps=5, members=[killer], death="drawn"), still, starts, seed=0
+    )
     first = (drawn["steps"] == 1).mean()
     assert 0.4 < first < 0.6, first  # the killer is drawn on half the first steps
     assert set(np.unique(drawn["steps"])) <= {1, 2, 3, 4, 5} and (drawn["steps"] == 5).any()
@@ -201,7 +208,9 @@ def test_ensemble_draws_next_latent_from_members_and_reads_member_zero(rnn, pool
     for env in (lone, duo):
         env._gen.manual_seed(3)
         env.warm_start(None, *starts)
-    torch.testing.assert_close(duo.obs_tensor(), lone.obs_tensor())  # member 0's warm-up state is the controller's input
+    torch.testing.assert_close(
+        duo.obs_tensor(), lone.obs_tensor()
+    )  # member 0's warm-up state is the controller's input
     acts = torch.zeros(64, dtype=torch.long)
     lone.step_tensor(acts)
     duo.step_tensor(acts)

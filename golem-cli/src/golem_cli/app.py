@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
-from rich.markup import escape
 from rich.console import Console
+from rich.markup import escape
 from typer.core import TyperGroup
 
 import golem
@@ -19,9 +19,10 @@ from golem.plugins import PluginHost, load_plugins
 from golem_cli.commands import config as config_cmd
 from golem_cli.commands import data as data_cmd
 from golem_cli.commands import models as models_cmd
-from golem_cli.commands.demo import demo_command
 from golem_cli.commands import plugins as plugins_cmd
 from golem_cli.commands import run as run_cmd
+from golem_cli.commands.demo import demo_command
+from golem_cli.commands.zoo import zoo_command
 from golem_cli.options import PluginOpt, SetOpt
 from golem_cli.state import AppState
 
@@ -37,8 +38,9 @@ class GolemGroup(TyperGroup):
             broken = ctx.obj.host.broken if isinstance(ctx.obj, AppState) else []
             if isinstance(exc, UnknownComponentError) and broken:
                 message += f" ({len(broken)} broken plugin(s): see `golem plugins list`)"
-            Console(stderr=True).print(f"[bold red]error:[/bold red] {escape(message)}", highlight=False,
-                                       soft_wrap=True)  # messages may quote brackets (paths, gloo's sources)
+            Console(stderr=True).print(
+                f"[bold red]error:[/bold red] {escape(message)}", highlight=False, soft_wrap=True
+            )  # messages may quote brackets (paths, gloo's sources)
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
             Console(stderr=True).print("[yellow]interrupted[/yellow]")
@@ -96,11 +98,14 @@ def build_app(host: PluginHost | None = None, *, log_json: bool = False, log_lev
 
     app.add_typer(plugins_cmd.app, name="plugins")
     app.add_typer(config_cmd.app, name="config")
-    app.add_typer(run_cmd.app, name="run")
+    run_app = run_cmd.build_app()
+    app.add_typer(run_app, name="run")
     app.add_typer(data_cmd.app, name="data")
     app.add_typer(models_cmd.app, name="models")
     app.command("demo")(demo_command)
+    app.command("zoo")(zoo_command)
     host.add_commands(app)
+    run_cmd.add_missing_plugin_commands(run_app)
     return app
 
 

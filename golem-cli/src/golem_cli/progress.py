@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import time
 from types import TracebackType
-
-from rich.console import Console
 from typing import Any
 
+from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from golem.learning.training import BatchProgress, EpochRecord
@@ -42,9 +41,13 @@ class TrainingView:
         self.plain = console is not None and not console.is_terminal
         self._last_line = 0.0
         self._progress = Progress(
-            TextColumn("[bold]{task.description}[/bold]"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("{task.fields[info]}"), TimeElapsedColumn(),
-            console=console, disable=console is None or self.plain,
+            TextColumn("[bold]{task.description}[/bold]"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[info]}"),
+            TimeElapsedColumn(),
+            console=console,
+            disable=console is None or self.plain,
         )
         self._epochs_task = self._progress.add_task("epochs", total=epochs, info="")
         self._batches_task = self._progress.add_task("batches", total=None, info="")
@@ -83,8 +86,8 @@ class LineProgress(Progress):
     """A rich :class:`~rich.progress.Progress` that, off a terminal, prints plain lines instead of a bar.
 
     A line per task at most every :data:`PLAIN_INTERVAL_S` seconds while it
-    advances, and one when the ``with`` block ends without an error: ``recording basic on basic: 3/10, fps 812, mean 85.4``.
-    On a terminal it is the ordinary bar.
+    advances, and one when the ``with`` block ends without an error:
+    ``recording basic on basic: 3/10, fps 812, mean 85.4``. On a terminal it is the ordinary bar.
     """
 
     def __init__(self, *columns: Any, console: Console, **kwargs: Any) -> None:
@@ -119,3 +122,11 @@ class LineProgress(Progress):
         if self.plain and kind is None:  # after an error its one line is all a person needs
             for task_id in list(self._tasks):
                 self.console.print(self._line(task_id), highlight=False, soft_wrap=True)
+
+
+def task_bar(console: Console, title: str, *columns: Any, **kwargs: Any) -> LineProgress:
+    """The commands' progress bar: ``title`` (rich markup, may name task fields), a bar, done/total,
+    ``columns`` (text or rich columns), the elapsed time; ``kwargs`` go to :class:`LineProgress`."""
+    return LineProgress(
+        TextColumn(title), BarColumn(), MofNCompleteColumn(), *columns, TimeElapsedColumn(), console=console, **kwargs
+    )

@@ -22,6 +22,9 @@ except metadata.PackageNotFoundError:  # running from a source tree without inst
 __all__ = ["__version__", "hookimpl"]
 
 # Gymnasium ids Golem/<scenario>-v0, so gymnasium.make finds Golem's environment once golem is imported.
-from golem.gym_registration import register_envs as _register_envs  # noqa: E402
+from golem.extras import available as _available  # noqa: E402
 
-_register_envs()
+if _available("gymnasium"):
+    from golem.gym_registration import register_envs as _register_envs
+
+    _register_envs()

@@ -25,6 +25,7 @@ TRIM_THRESHOLD = 1 << 40
 #: Extra heap obtained with each growth, bytes.
 TOP_PAD = 1 << 30
 
+
 def keep_freed_memory() -> bool:
     """Tune glibc's allocator for this process (calling it again changes nothing); ``True`` when it applies.
 
@@ -38,7 +39,8 @@ def keep_freed_memory() -> bool:
         mallopt = libc.mallopt
     except (OSError, AttributeError):  # not glibc (musl has no mallopt)
         return False
-    ok = all(mallopt(param, value) == 1 for param, value in (
-        (_M_MMAP_MAX, 0), (_M_TRIM_THRESHOLD, TRIM_THRESHOLD), (_M_TOP_PAD, TOP_PAD)
-    ))
+    ok = all(
+        mallopt(param, value) == 1
+        for param, value in ((_M_MMAP_MAX, 0), (_M_TRIM_THRESHOLD, TRIM_THRESHOLD), (_M_TOP_PAD, TOP_PAD))
+    )
     return ok

@@ -33,7 +33,8 @@ def _conv_cortex_class() -> type:
 
 
 def conv_cortex(in_channels: int, depth: int, *, size: int = SIZE, channels=CORTEX_CHANNELS, features: int = FEATURES):
-    """``[N, in_channels, size, size]`` → ``[N, features]``: ``depth`` × (conv 3×3 stride 2 + ReLU), flatten, Linear + ReLU.
+    """``[N, in_channels, size, size]`` → ``[N, features]``: ``depth`` × (conv 3×3 stride 2 + ReLU), flatten,
+    Linear + ReLU.
 
     The module's ``out_features`` is ``features``.
     """

@@ -73,3 +73,9 @@ class Expert(ABC):
             if n in self.index:
                 out[self.index[n]] = 1
         return out
+
+
+def expert_plays(cls: Any, scenario: str) -> bool:
+    """Whether the expert class ``cls`` plays ``scenario`` (its ``plays`` classmethod, else its ``scenarios``)."""
+    plays = getattr(cls, "plays", None)
+    return bool(plays(scenario)) if callable(plays) else scenario in getattr(cls, "scenarios", ())

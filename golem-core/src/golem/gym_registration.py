@@ -10,7 +10,7 @@ entry points, so an import is what registers third-party ids.
 
 Each id's entry point is :class:`golem.builtin.gym_env.ScenarioEnv` with ``scenario`` and the
 scenario's ``frame_skip`` as default kwargs, and ``max_episode_steps`` is the scenario's step
-limit in tics (:attr:`golem.runtime.scenarios.ScenarioSpec.max_steps`, else the ``episode_timeout``
+limit in tics (:attr:`golem.scenarios.ScenarioSpec.max_steps`, else the ``episode_timeout``
 of its ``.cfg``) divided by that frame skip, rounded up. The limit is also set in the engine in
 tics, so a different ``frame_skip`` keeps the same time-out; pass ``max_episode_steps`` with it
 (``ceil(tics / frame_skip)``, or ``-1`` for the engine's limit alone) so the step count agrees.
@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import math
 
-from golem.runtime.scenarios import MULTIPLAYER_ONLY_WADS, _config_value, known_scenarios, scenario_spec, scenarios_dir
+from golem.extras import require
+from golem.scenarios import MULTIPLAYER_ONLY_WADS, _config_value, known_scenarios, scenario_spec, scenarios_dir
 
 #: Namespace of every Golem id.
 NAMESPACE = "Golem"
@@ -50,7 +51,8 @@ def scenario_tic_limit(scenario: str) -> int | None:
 
 
 def shipped_scenarios() -> list[str]:
-    """The scenarios that get an id: every ``.cfg`` ViZDoom ships except the network-only maps (none without ViZDoom)."""
+    """The scenarios that get an id: every ``.cfg`` ViZDoom ships except the network-only maps (none without
+    ViZDoom)."""
     try:
         shipped = known_scenarios()
     except ImportError:  # no engine installed: `import golem` still works, with no ids
@@ -69,8 +71,7 @@ def register_envs() -> list[str]:
     Returns:
         The ids, sorted by scenario name.
     """
-    import gymnasium
-
+    gymnasium = require("gymnasium", "Golem's Gymnasium environments")
     ids = []
     for name in shipped_scenarios():
         gid = env_id(name)

@@ -18,7 +18,8 @@ described for plugin authors in ``docs/plugins.md`` (a test keeps the two in ste
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pluggy
 
@@ -104,7 +105,7 @@ def register_map_generators(register: Register) -> None:
     ``register(name, builder)``: ``builder(settings: GolemSettings) -> generator``
     with ``build(config: Mapping[str, Any], seed: int, path: Path) -> MapInfo``:
     it writes a WAD to ``path`` (atomically: no half-written file is ever left
-    there) that :func:`golem.runtime.wad.validate_wad` accepts and the ViZDoom
+    there) that :func:`golem.wad.validate_wad` accepts and the ViZDoom
     session loads, and returns a mapping (or object with those attributes) with
     at least ``map`` (the map lump, e.g. ``MAP01``) and ``path``. The same
     ``config`` and ``seed`` give the same bytes.

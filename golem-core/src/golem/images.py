@@ -79,7 +79,8 @@ class _BilinearPlan:
 
 @lru_cache(maxsize=32)
 def _bilinear_plan(shape: tuple[int, ...], height: int, width: int, channels_first: bool) -> _BilinearPlan:
-    """The cached plan for resizing ``[H, W, *C]`` to ``[height, width, *C]`` (``[C, height, width]`` if ``channels_first``)."""
+    """The cached plan for resizing ``[H, W, *C]`` to ``[height, width, *C]`` (``[C, height, width]`` if
+    ``channels_first``)."""
     y0, y1, wy = _bilinear_axis(shape[0], height)
     x0, x1, wx = _bilinear_axis(shape[1], width)
     channels = int(np.prod(shape[2:], dtype=np.intp))
@@ -129,7 +130,8 @@ def bilinear_resize(image: np.ndarray, height: int = SIZE, width: int = SIZE) ->
 
 
 def bilinear_resize_uint8(image: np.ndarray, height: int = SIZE, width: int = SIZE) -> np.ndarray:
-    """Bilinear resize rounded to uint8: ``[H, W]`` → ``[height, width]``, ``[H, W, C]`` → channels first ``[C, height, width]``.
+    """Bilinear resize rounded to uint8: ``[H, W]`` → ``[height, width]``, ``[H, W, C]`` → channels first
+    ``[C, height, width]``.
 
     Equals :func:`to_uint8` of :func:`bilinear_resize` (moved to channels first) without its copies.
     A blend of uint8 values stays within ``[0, 255]`` up to float32 rounding (far below
@@ -167,7 +169,6 @@ def nearest_resize(image: np.ndarray, height: int = SIZE, width: int = SIZE) -> 
     """Nearest-neighbour resize of ``[H, W, *C]`` → ``[height, width, *C]``, dtype kept."""
     index = _nearest_index(image.shape, height, width)
     return np.take(np.ascontiguousarray(image).reshape(-1), index).reshape(height, width, *image.shape[2:])
-
 
 
 def legacy_uint8(source: str, key: str, arr: np.ndarray) -> np.ndarray:
@@ -229,7 +230,8 @@ class ImageSensor(Sensor):
 
     @classmethod
     def resize_image(cls, image: np.ndarray) -> np.ndarray:
-        """One stored image uint8 ``[C, H, W]`` → ``[C, SIZE, SIZE]`` the way the sensor resizes its buffer (bilinear)."""
+        """One stored image uint8 ``[C, H, W]`` → ``[C, SIZE, SIZE]`` the way the sensor resizes its buffer
+        (bilinear)."""
         return np.stack([bilinear_resize_uint8(channel) for channel in image])
 
     @classmethod
@@ -245,5 +247,7 @@ class ImageSensor(Sensor):
         images = legacy_image(source, cls.key, array, channels=cls.image_channels)
         if images.shape[2:] == (SIZE, SIZE):
             return images
-        log.warning("legacy_images_resized", file=source, array=cls.key, found=list(images.shape[2:]), stored=[SIZE, SIZE])
+        log.warning(
+            "legacy_images_resized", file=source, array=cls.key, found=list(images.shape[2:]), stored=[SIZE, SIZE]
+        )
         return np.ascontiguousarray(np.stack([cls.resize_image(image) for image in images]))

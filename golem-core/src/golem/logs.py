@@ -32,9 +32,7 @@ def configure_logging(*, json: bool = False, level: str = "info") -> None:
         level: the least severe level shown: debug, info, warning or error.
     """
     renderer = (
-        structlog.processors.JSONRenderer()
-        if json
-        else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
+        structlog.processors.JSONRenderer() if json else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
     )
     structlog.configure(
         processors=[

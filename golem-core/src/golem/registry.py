@@ -31,6 +31,32 @@ SINGULAR: dict[str, str] = {
 }
 
 
+#: The distributions that ship the components the settings default to, and the experts of the shipped
+#: scenarios: a missing one is named with what to install rather than only as unknown.
+PROVIDERS: dict[tuple[str, str], str] = {
+    ("models", "cfc"): "golem-models",
+    ("models", "lstm"): "golem-models",
+    ("losses", "focal"): "golem-losses",
+    ("losses", "bce"): "golem-losses",
+    ("environments", "vizdoom"): "'golem-core[gym]'",
+    **{
+        ("experts", name): "golem-experts"
+        for name in (
+            "basic",
+            "deadly_corridor",
+            "deathmatch",
+            "defend_the_center",
+            "defend_the_line",
+            "health_gathering",
+            "health_gathering_supreme",
+            "my_way_home",
+            "predict_position",
+            "take_cover",
+        )
+    },
+}
+
+
 @dataclass(frozen=True)
 class Owner:
     """Who registered a component: the plugin (entry-point name) and its distribution."""
@@ -62,7 +88,8 @@ class Component:
 
 
 def settings_model_of(obj: Any, given: Any = None) -> Any:
-    """The settings model a component declares: ``given`` (``register(..., settings=M)``), else ``obj.settings_model``."""
+    """The settings model a component declares: ``given`` (``register(..., settings=M)``), else
+    ``obj.settings_model``."""
     model = given if given is not None else getattr(obj, "settings_model", None)
     if model is None:
         return None
@@ -80,7 +107,8 @@ class Registry:
         self._items: dict[str, dict[str, Component]] = {c: {} for c in CATEGORIES}
 
     def add(self, category: str, name: str, obj: Any, owner: Owner, settings: Any = None) -> Component:
-        """Register ``obj`` as ``name`` (with its settings model, if any); a clash raises :class:`DuplicateComponentError`.
+        """Register ``obj`` as ``name`` (with its settings model, if any); a clash raises
+        :class:`DuplicateComponentError`.
 
         A settings key already owned by another component is a clash too.
         """
@@ -98,7 +126,8 @@ class Registry:
             other = next((c for c in self if c.settings is not None and c.settings.key == model.key), None)
             if other is not None:
                 raise DuplicateComponentError(
-                    f"settings section {model.key!r} is declared by both {other.owner} ({other.name}) and {owner} ({name})"
+                    f"settings section {model.key!r} is declared by both {other.owner} ({other.name}) "
+                    f"and {owner} ({name})"
                 )
         comp = Component(name=name, category=category, obj=obj, owner=owner, settings=model)
         self._items[category][name] = comp
@@ -109,8 +138,10 @@ class Registry:
         try:
             return self._items[category][name]
         except KeyError:
+            hint = PROVIDERS.get((category, name))
+            where = f" (it comes with {hint}: pip install {hint})" if hint else ""
             raise UnknownComponentError(
-                f"unknown {SINGULAR[category]} {name!r}; known: {self.known(category)}"
+                f"unknown {SINGULAR[category]} {name!r}{where}; known: {self.known(category)}"
             ) from None
 
     def known(self, category: str) -> str:

@@ -48,9 +48,7 @@ def lookup(registry: Registry, ref: str) -> Component:
         everything = [c.name for c in registry]
         hint = difflib.get_close_matches(ref, everything, n=1)
         did_you_mean = f" (did you mean {hint[0]!r}?)" if hint else ""
-        raise UnknownComponentError(
-            f"unknown component {ref!r}{did_you_mean}; known {_known_everywhere(registry)}"
-        )
+        raise UnknownComponentError(f"unknown component {ref!r}{did_you_mean}; known {_known_everywhere(registry)}")
     if len(matches) > 1:
         options = ", ".join(f"{c.category}:{c.name}" for c in matches)
         raise UnknownComponentError(f"{ref!r} names components in several categories; use one of {options}")

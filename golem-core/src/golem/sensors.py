@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     import torch
     from torch import nn
 
+    from golem.registry import Registry
     from golem.settings import GolemSettings
 
 
@@ -156,3 +157,16 @@ class Sensor(ABC):
         that join another cortex need not implement it.
         """
         raise NotImplementedError(f"sensor {self.name!r} has no cortex of its own (joins {self.joins!r})")
+
+
+def recorded_settings(sensors: list[Sensor]) -> dict[str, dict[str, Any]]:
+    """The settings sections that shape these sensors' stored arrays (:meth:`Sensor.recorded_settings`), merged."""
+    out: dict[str, dict[str, Any]] = {}
+    for sensor in sensors:
+        out.update(sensor.recorded_settings())
+    return out
+
+
+def build_sensors(settings: GolemSettings, registry: Registry) -> list[Sensor]:
+    """Instances of the enabled sensors (``brain.sensors``), in order; unknown names fail listing the known."""
+    return [registry.get("sensors", name).obj(settings) for name in settings.brain.sensors]

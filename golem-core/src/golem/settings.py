@@ -89,16 +89,22 @@ class TrainingSettings(_Group):
     learning_rate: float = Field(1e-3, gt=0.0, lt=1.0, description="Adam step size")
     epochs: int = Field(10, ge=1, le=100000, description="passes over the training streams")
     min_updates: int = Field(
-        500, ge=0, le=100_000_000,
+        500,
+        ge=0,
+        le=100_000_000,
         description="keep training past `epochs` until this many optimiser steps (small stores need them)",
     )
     updates: int = Field(
-        0, ge=0, le=100_000_000,
+        0,
+        ge=0,
+        le=100_000_000,
         description="optimiser steps to train for, epochs as many as that takes (0: train for `epochs`)",
     )
     keep_best: bool = Field(True, description="save the epoch with the lowest validation loss, not the last")
     validate_every: int = Field(
-        50, ge=1, le=100_000_000,
+        50,
+        ge=1,
+        le=100_000_000,
         description="validate after each epoch once this many optimiser steps have passed since the last validation "
         "(and after the last epoch); every epoch of at least this many steps validates",
     )
@@ -107,7 +113,9 @@ class TrainingSettings(_Group):
         True, description="per-action press thresholds maximising validation F1, stored in the checkpoint for play"
     )
     tune_episodes: int = Field(
-        0, ge=0, le=1_000,
+        0,
+        ge=0,
+        le=1_000,
         description="after training, tune the press thresholds by play in the engine (as `golem run tune`) with "
         "this many episodes per candidate, kept only when as many fresh seeds confirm the gain (0: off; a "
         "scenario's spec may turn it on where the user set none)",
@@ -120,7 +128,10 @@ class TrainingSettings(_Group):
     seed: int = Field(0, ge=0)
     device: Literal["auto", "cpu", "cuda", "mps"] = "auto"
     threads: int | None = Field(
-        None, ge=1, le=1024, description="torch CPU threads of each training process; unset: OMP_NUM_THREADS if "
+        None,
+        ge=1,
+        le=1024,
+        description="torch CPU threads of each training process; unset: OMP_NUM_THREADS if "
         "given, else the cores divided by the processes of the run (--nproc)",
     )
     precision: Literal["auto", "fp32", "bf16"] = Field(
@@ -130,14 +141,17 @@ class TrainingSettings(_Group):
         "natively (AMX / AVX-512 BF16 CPUs, CUDA), else fp32",
     )
     peer_timeout: float = Field(
-        1800.0, gt=0.0, description="data-parallel training: seconds a process waits for the others (rank 0's "
+        1800.0,
+        gt=0.0,
+        description="data-parallel training: seconds a process waits for the others (rank 0's "
         "validation included) before it gives up",
     )
 
     @property
     def window(self) -> int:
         """``sequence_length`` as a number: ``auto`` reads as 32 where no data decides (a model's summary, a
-        checkpoint that does not record its L); training resolves it from the episodes (:func:`auto_sequence_length`)."""
+        checkpoint that does not record its L); training resolves it from the episodes
+        (:func:`auto_sequence_length`)."""
         return AUTO_MAX_LENGTH if self.sequence_length == "auto" else int(self.sequence_length)
 
 
@@ -176,7 +190,8 @@ class GameSettings(_Group):
         1, ge=1, le=35, description="tics each decision holds its buttons (play, evaluate, record: every policy)"
     )
     timespans: Literal["engine", "unit"] = Field(
-        "engine", description="time a model's ODE integrates per decision: the engine's tics since the last one, "
+        "engine",
+        description="time a model's ODE integrates per decision: the engine's tics since the last one, "
         "or 1 (unit) whatever the frame skip",
     )
 
@@ -218,7 +233,10 @@ class GolemSettings(BaseSettings):
 
     model_config = SettingsConfigDict(
         # extra: top-level component sections (the world model's ``dream``); load_settings refuses unowned keys
-        env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="allow", validate_assignment=True
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter="__",
+        extra="allow",
+        validate_assignment=True,
     )
 
     data: DataSettings = Field(default_factory=DataSettings)
@@ -266,7 +284,9 @@ def _flatten(tree: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def _merge(into: dict[str, Any], layer: Mapping[str, Any], source: str, sources: dict[str, str], prefix: str = "") -> None:
+def _merge(
+    into: dict[str, Any], layer: Mapping[str, Any], source: str, sources: dict[str, str], prefix: str = ""
+) -> None:
     """Deep-merge ``layer`` into ``into`` and note ``source`` for every leaf it sets."""
     for key, value in layer.items():
         dotted = f"{prefix}{key}"
@@ -318,9 +338,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
     try:
         text = raw.decode("utf-8-sig")  # TOML is UTF-8; "-sig" drops a leading BOM
     except UnicodeDecodeError as exc:
-        raise SettingsError(
-            f"config file {path} is not UTF-8 text (byte {exc.start}); save it as UTF-8"
-        ) from None
+        raise SettingsError(f"config file {path} is not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -387,7 +405,7 @@ def load_settings(
     own = {key.split(".")[0] for key in registry.settings_sections()} - set(GolemSettings.model_fields)
     env_values = {k: v for k, v in env_values.items() if k in GolemSettings.model_fields}
     for name, value in environ.items():  # top-level component sections: GOLEM_DREAM__VAE_EPOCHS=3
-        parts = name[len(ENV_PREFIX):].lower().split("__") if name.upper().startswith(ENV_PREFIX) else []
+        parts = name[len(ENV_PREFIX) :].lower().split("__") if name.upper().startswith(ENV_PREFIX) else []
         if len(parts) > 1 and parts[0] in own:
             node = env_values
             for part in parts[:-1]:

@@ -23,10 +23,9 @@ import math
 
 import torch
 import torch.nn.functional as F
-
-from golem import hookimpl
 from pydantic import Field
 
+from golem import hookimpl
 from golem.settings import ComponentSettings, GolemSettings, section
 from golem_losses.base import MultiLabelLoss
 

@@ -18,11 +18,10 @@ from collections.abc import Sequence
 
 import torch
 import torch.nn.functional as F
+from pydantic import Field
 
 from golem import hookimpl
 from golem.errors import SettingsError
-from pydantic import Field
-
 from golem.settings import ComponentSettings, GolemSettings, section
 from golem_losses.base import MultiLabelLoss
 

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
-
-from golem import hookimpl
 from pydantic import Field
 
+from golem import hookimpl
 from golem.settings import ComponentSettings, GolemSettings, section
 from golem_losses.base import MultiLabelLoss
 

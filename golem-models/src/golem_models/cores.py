@@ -33,8 +33,9 @@ class CfCCore(nn.Module):
         self.state_size = working_memory
         self.reference = reference or not supports_fast_path(self.rnn.rnn_cell)
 
-    def forward(self, x: torch.Tensor, hx: torch.Tensor,
-                timespans: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(
+        self, x: torch.Tensor, hx: torch.Tensor, timespans: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """``x[B, T, F]``, ``hx[B, H]``, elapsed tics per step ``timespans[B, T]`` (``None``: 1).
 
         Returns ``(y[B, T, H], hx[B, H])``.
@@ -63,8 +64,9 @@ class LSTMCore(nn.Module):
         self.out_features = working_memory
         self.state_size = 2 * working_memory
 
-    def forward(self, x: torch.Tensor, hx: torch.Tensor,
-                timespans: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(
+        self, x: torch.Tensor, hx: torch.Tensor, timespans: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """``x[B, T, F]``, ``hx[B, 2H]`` (h then c) → ``(y[B, T, H], hx[B, 2H])``.
 
         A discrete-time cell: ``timespans`` is accepted for the common interface and ignored.

@@ -40,7 +40,12 @@ LECUN_SLOPE = 0.666
 
 
 def _forward_loop(
-    pre: torch.Tensor, h: torch.Tensor, ts: torch.Tensor, unit_time: bool, w_h: torch.Tensor, w_g: torch.Tensor,
+    pre: torch.Tensor,
+    h: torch.Tensor,
+    ts: torch.Tensor,
+    unit_time: bool,
+    w_h: torch.Tensor,
+    w_g: torch.Tensor,
     b_g: torch.Tensor,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """The cell over ``T`` steps, scales already folded into the weights.
@@ -62,18 +67,19 @@ def _forward_loop(
     for t in range(steps):
         th = torch.tanh(torch.addmm(pre[t], h, w_h_t), out=ths[t])
         g = torch.addmm(b_g, th, w_g_t)
-        f12 = torch.tanh(g[:, :2 * hidden], out=f12s[t])
+        f12 = torch.tanh(g[:, : 2 * hidden], out=f12s[t])
         if unit_time:
-            s = torch.sigmoid(g[:, 2 * hidden:], out=ss[t])
+            s = torch.sigmoid(g[:, 2 * hidden :], out=ss[t])
         else:
-            s = torch.sigmoid(torch.addcmul(g[:, 3 * hidden:], g[:, 2 * hidden:3 * hidden], ts[t]), out=ss[t])
+            s = torch.sigmoid(torch.addcmul(g[:, 3 * hidden :], g[:, 2 * hidden : 3 * hidden], ts[t]), out=ss[t])
         f1 = f12[:, :hidden]
         h = torch.addcmul(f1, s, f12[:, hidden:] - f1, out=ys[t])
     return ys, ths, f12s, ss, h
 
 
-def _backward_loop(dys: torch.Tensor, dh: torch.Tensor, k: torch.Tensor, d: torch.Tensor, w_h: torch.Tensor,
-                   w_g: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def _backward_loop(
+    dys: torch.Tensor, dh: torch.Tensor, k: torch.Tensor, d: torch.Tensor, w_h: torch.Tensor, w_g: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Back through time with the per-step factors precomputed.
 
     ``dys[T, B, H]`` (gradient of every output state), ``dh[B, H]`` (of the last state), ``k[T, B, G, H]``
@@ -101,11 +107,21 @@ LOOPS = {"script": (_script(_forward_loop), _script(_backward_loop)), "eager": (
 
 
 class _CfCScan(torch.autograd.Function):
-    """``(pre[T, B, U], h0[B, H], ts[T, B, 1], unit_time, W_h[U, H], W_g[G·H, U], b_g[G·H]) → (ys[T, B, H], h[B, H])``."""
+    """``(pre[T, B, U], h0[B, H], ts[T, B, 1], unit_time, W_h[U, H], W_g[G·H, U], b_g[G·H]) →
+    (ys[T, B, H], h[B, H])``."""
 
     @staticmethod
-    def forward(ctx: Any, pre: torch.Tensor, h0: torch.Tensor, ts: torch.Tensor, unit_time: bool, w_h: torch.Tensor,
-                w_g: torch.Tensor, b_g: torch.Tensor, loops: str) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(
+        ctx: Any,
+        pre: torch.Tensor,
+        h0: torch.Tensor,
+        ts: torch.Tensor,
+        unit_time: bool,
+        w_h: torch.Tensor,
+        w_g: torch.Tensor,
+        b_g: torch.Tensor,
+        loops: str,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         ys, th, f12, s, h = LOOPS[loops][0](pre, h0, ts, unit_time, w_h, w_g, b_g)
         ctx.loops = loops
         ctx.save_for_backward(h0, ys, th, f12, s, ts, w_h, w_g)
@@ -138,8 +154,13 @@ class _CfCScan(torch.autograd.Function):
         return dz, dh0, None, None, d_w_h, d_w_g, dg_flat.sum(0), None  # time spans are data: no gradient
 
 
-def cfc_scan(cell: torch.nn.Module, x: torch.Tensor, hx: torch.Tensor, timespans: torch.Tensor | None = None,
-             loops: str = "script") -> tuple[torch.Tensor, torch.Tensor]:
+def cfc_scan(
+    cell: torch.nn.Module,
+    x: torch.Tensor,
+    hx: torch.Tensor,
+    timespans: torch.Tensor | None = None,
+    loops: str = "script",
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Run ``ncps``' ``CfCCell`` ``cell`` over a sequence with the fast path.
 
     Args:
@@ -168,13 +189,19 @@ def cfc_scan(cell: torch.nn.Module, x: torch.Tensor, hx: torch.Tensor, timespans
         b_g = torch.cat([cell.ff1.bias, cell.ff2.bias, cell.time_a.bias, cell.time_b.bias])
         ts = timespans.to(x.dtype).transpose(0, 1).unsqueeze(-1).contiguous()  # [T, B, 1]
     pre = torch.nn.functional.linear(x.transpose(0, 1), w_x, linear.bias * LECUN_SLOPE)  # [T, B, U]: one matmul
-    ys, h = _CfCScan.apply(pre.contiguous(), hx.contiguous(), ts, unit_time, w_h.contiguous(),
-                           (w_g * LECUN_SCALE).contiguous(), b_g, loops)
+    ys, h = _CfCScan.apply(
+        pre.contiguous(), hx.contiguous(), ts, unit_time, w_h.contiguous(), (w_g * LECUN_SCALE).contiguous(), b_g, loops
+    )
     return ys.transpose(0, 1), h
 
 
 def supports_fast_path(cell: torch.nn.Module) -> bool:
     """Whether :func:`cfc_scan` computes exactly what ``cell`` would."""
     backbone = getattr(cell, "backbone", None)
-    return (getattr(cell, "mode", None) == "default" and getattr(cell, "sparsity_mask", 1) is None
-            and backbone is not None and len(backbone) == 2 and type(backbone[1]).__name__ == "LeCun")
+    return (
+        getattr(cell, "mode", None) == "default"
+        and getattr(cell, "sparsity_mask", 1) is None
+        and backbone is not None
+        and len(backbone) == 2
+        and type(backbone[1]).__name__ == "LeCun"
+    )

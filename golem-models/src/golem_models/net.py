@@ -111,7 +111,9 @@ class DoomNet(nn.Module):
             return self.standardise(joined).reshape(batch, steps, -1)
 
     def forward(
-        self, inputs: Mapping[str, torch.Tensor], hx: torch.Tensor | None = None,
+        self,
+        inputs: Mapping[str, torch.Tensor],
+        hx: torch.Tensor | None = None,
         timespans: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """``inputs[name] = [B, T, *shape]`` (float), ``hx[B, S]`` or ``None`` (zeros).
@@ -129,7 +131,9 @@ class DoomNet(nn.Module):
             return self.head(out), hx
 
     def step(
-        self, inputs: Mapping[str, torch.Tensor], hx: torch.Tensor | None = None,
+        self,
+        inputs: Mapping[str, torch.Tensor],
+        hx: torch.Tensor | None = None,
         timespans: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """One decision of live play: ``inputs[name] = [B, *shape]``, ``hx[B, S]`` → ``(logits[B, A], hx[B, S])``.

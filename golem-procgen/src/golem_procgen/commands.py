@@ -21,14 +21,18 @@ from rich.console import Console
 from rich.table import Table
 
 from golem.errors import GolemError
-
 from golem_procgen.space import PARAMETERS, PRIORS, phase_constraints
 
 app = typer.Typer(help="Procedural maps: sample a curriculum phase, build a map, preview it.", no_args_is_help=True)
 
-PhaseOpt = Annotated[int, typer.Option("--phase", help="Curriculum phase: 1 (simple), 2 (expansion), 3 (the full space).")]
+PhaseOpt = Annotated[
+    int, typer.Option("--phase", help="Curriculum phase: 1 (simple), 2 (expansion), 3 (the full space).")
+]
 SeedOpt = Annotated[int, typer.Option("--seed", min=0, help="Seed of the configuration draw and of the map.")]
-SetOpt = Annotated[Optional[list[str]], typer.Option("--set", help="Override a setting, e.g. procgen.space.size=[\"micro\"].", metavar="KEY=VALUE")]
+SetOpt = Annotated[
+    Optional[list[str]],
+    typer.Option("--set", help='Override a setting, e.g. procgen.space.size=["micro"].', metavar="KEY=VALUE"),
+]
 
 
 def _root(ctx: typer.Context) -> Any:
@@ -47,7 +51,9 @@ def sample_command(
     ctx: typer.Context,
     phase: PhaseOpt = 1,
     seed: SeedOpt = 0,
-    backend: Annotated[str, typer.Option("--backend", help="Generator whose space is sampled (builtin, oblige).")] = "builtin",
+    backend: Annotated[
+        str, typer.Option("--backend", help="Generator whose space is sampled (builtin, oblige).")
+    ] = "builtin",
     json_: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
     set_: SetOpt = None,
 ) -> None:
@@ -75,9 +81,18 @@ def build_command(
     ctx: typer.Context,
     phase: PhaseOpt = 1,
     seed: SeedOpt = 0,
-    backend: Annotated[str, typer.Option("--backend", help="Map generator: builtin, or oblige (after `make oblige`).")] = "builtin",
-    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="WAD to write (default: procgen-p<P>-s<S>.wad); "
-                                                "its .nav.json and .cfg are written beside it.", metavar="PATH")] = None,
+    backend: Annotated[
+        str, typer.Option("--backend", help="Map generator: builtin, or oblige (after `make oblige`).")
+    ] = "builtin",
+    out: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--out",
+            "-o",
+            help="WAD to write (default: procgen-p<P>-s<S>.wad); its .nav.json and .cfg are written beside it.",
+            metavar="PATH",
+        ),
+    ] = None,
     set_: SetOpt = None,
 ) -> None:
     """Sample a configuration of PHASE from SEED and build its map (WAD + navigation sidecar + scenario config)."""
@@ -121,17 +136,35 @@ def preview_command(
 def curriculum_command(
     ctx: typer.Context,
     phases: Annotated[str, typer.Option("--phases", help="Phases in order, comma-separated.")] = "1,2,3",
-    maps_per_round: Annotated[int, typer.Option("--maps-per-round", min=1, help="Fresh maps the expert plays per round.")] = 20,
-    rounds: Annotated[int, typer.Option("--rounds", min=1, help="Rounds a phase may take before it is promoted anyway.")] = 2,
-    promote_at: Annotated[float, typer.Option("--promote-at", min=0.0, max=1.0, help="Held-out completion rate that promotes a phase.")] = 0.5,
-    eval_maps: Annotated[int, typer.Option("--eval-maps", min=1, help="Held-out maps (seeds 10000…) per evaluation.")] = 10,
-    updates_per_round: Annotated[Optional[int], typer.Option("--updates-per-round", min=1, help="Optimiser steps per round (default: training.epochs).")] = None,
+    maps_per_round: Annotated[
+        int, typer.Option("--maps-per-round", min=1, help="Fresh maps the expert plays per round.")
+    ] = 20,
+    rounds: Annotated[
+        int, typer.Option("--rounds", min=1, help="Rounds a phase may take before it is promoted anyway.")
+    ] = 2,
+    promote_at: Annotated[
+        float, typer.Option("--promote-at", min=0.0, max=1.0, help="Held-out completion rate that promotes a phase.")
+    ] = 0.5,
+    eval_maps: Annotated[
+        int, typer.Option("--eval-maps", min=1, help="Held-out maps (seeds 10000…) per evaluation.")
+    ] = 10,
+    updates_per_round: Annotated[
+        Optional[int],
+        typer.Option("--updates-per-round", min=1, help="Optimiser steps per round (default: training.epochs)."),
+    ] = None,
     backend: Annotated[str, typer.Option("--backend", help="Map generator.")] = "builtin",
     expert: Annotated[str, typer.Option("--expert", "-e", help="Demonstrator (plays generated maps).")] = "explorer",
-    resume: Annotated[bool, typer.Option("--resume", help="Fine-tune the profile's active model from the first round on.")] = False,
-    store: Annotated[Optional[Path], typer.Option("--store", help="Store directory (default: data.store).", metavar="PATH")] = None,
+    resume: Annotated[
+        bool, typer.Option("--resume", help="Fine-tune the profile's active model from the first round on.")
+    ] = False,
+    store: Annotated[
+        Optional[Path], typer.Option("--store", help="Store directory (default: data.store).", metavar="PATH")
+    ] = None,
     json_: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
-    plugin: Annotated[Optional[list[str]], typer.Option("--plugin", "-p", help="Select a component by name. Repeatable.", metavar="NAME")] = None,
+    plugin: Annotated[
+        Optional[list[str]],
+        typer.Option("--plugin", "-p", help="Select a component by name. Repeatable.", metavar="NAME"),
+    ] = None,
     set_: SetOpt = None,
 ) -> None:
     """Train through the curriculum: each phase records fresh maps with the expert and fine-tunes on all of them.
@@ -149,27 +182,58 @@ def curriculum_command(
     settings = root.resolve(plugin=plugin, set_=set_).settings
     out: Console = getattr(root, "out", Console())
     err: Console = getattr(root, "err", Console(stderr=True))
-    plan = CurriculumPlan(phases=order, maps_per_round=maps_per_round, max_rounds=rounds, promote_at=promote_at,
-                          eval_maps=eval_maps, updates_per_round=updates_per_round, generator=backend, expert=expert,
-                          resume=resume, store=store)
+    plan = CurriculumPlan(
+        phases=order,
+        maps_per_round=maps_per_round,
+        max_rounds=rounds,
+        promote_at=promote_at,
+        eval_maps=eval_maps,
+        updates_per_round=updates_per_round,
+        generator=backend,
+        expert=expert,
+        resume=resume,
+        store=store,
+    )
 
     def on_round(row) -> None:
         verdict = {"passed": "promoted", "forced": "promoted (rounds used up)", None: "another round"}[row.promoted]
-        err.print(f"phase {row.phase} round {row.round}: expert exits {row.expert_exits:.0%} of {len(row.map_seeds)} "
-                  f"maps, {row.updates} updates, model reaches the exit on {row.completion:.0%} held out → {verdict}",
-                  highlight=False)
+        err.print(
+            f"phase {row.phase} round {row.round}: expert exits {row.expert_exits:.0%} of {len(row.map_seeds)} "
+            f"maps, {row.updates} updates, model reaches the exit on {row.completion:.0%} held out → {verdict}",
+            highlight=False,
+        )
 
-    report = curriculum(settings, root.host.registry, plan, on_round=on_round, on_stage=lambda t: err.print(t, highlight=False))
+    report = curriculum(
+        settings, root.host.registry, plan, on_round=on_round, on_stage=lambda t: err.print(t, highlight=False)
+    )
     if json_:
         out.print_json(json.dumps(report.to_dict()))
         return
     table = Table(title="curriculum", show_edge=False)
-    for col in ("phase", "round", "maps", "frames", "expert exits", "updates", "val loss", "held-out exits", "promoted"):
+    for col in (
+        "phase",
+        "round",
+        "maps",
+        "frames",
+        "expert exits",
+        "updates",
+        "val loss",
+        "held-out exits",
+        "promoted",
+    ):
         table.add_column(col)
     for r in report.rounds:
-        table.add_row(str(r.phase), str(r.round), str(len(r.map_seeds)), str(r.frames), f"{r.expert_exits:.0%}",
-                      str(r.updates), "–" if r.val_loss is None else f"{r.val_loss:.4f}",
-                      "–" if r.completion is None else f"{r.completion:.0%}", r.promoted or "–")
+        table.add_row(
+            str(r.phase),
+            str(r.round),
+            str(len(r.map_seeds)),
+            str(r.frames),
+            f"{r.expert_exits:.0%}",
+            str(r.updates),
+            "–" if r.val_loss is None else f"{r.val_loss:.4f}",
+            "–" if r.completion is None else f"{r.completion:.0%}",
+            r.promoted or "–",
+        )
     out.print(table)
     out.print(f"model → {report.model}" + (" (interrupted)" if report.interrupted else ""), highlight=False)
     if report.interrupted:

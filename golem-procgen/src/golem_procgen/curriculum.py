@@ -26,7 +26,6 @@ from typing import Any
 
 import structlog
 
-from golem.data.recording import RecordPlan, record
 from golem.data.store import TrajectoryStore
 from golem.diagnostics.evaluation import EVAL_START_SEED, EvalPlan, evaluate_maps
 from golem.errors import GolemError
@@ -37,7 +36,7 @@ from golem.registry import Registry
 from golem.runtime.agent import model_threshold
 from golem.runtime.generated import generated_maps
 from golem.settings import GolemSettings
-
+from golem.workflows.recording import RecordPlan, record
 from golem_procgen.space import check_phase
 
 log = structlog.get_logger("golem_procgen.curriculum")
@@ -139,8 +138,9 @@ def curriculum(
     store_path = Path(plan.store) if plan.store is not None else settings.store_path()
     tuned = settings
     if plan.updates_per_round is not None:
-        tuned = settings.model_copy(update={"training": settings.training.model_copy(
-            update={"updates": plan.updates_per_round})})
+        tuned = settings.model_copy(
+            update={"training": settings.training.model_copy(update={"updates": plan.updates_per_round})}
+        )
     report = CurriculumReport(model=str(model))
     optimizer_state: dict[str, Any] | None = None
     trained_once = plan.resume
@@ -155,35 +155,60 @@ def curriculum(
                 frames, exits = 0, 0
                 with TrajectoryStore.open_or_create(store_path) as store:
                     for item in maps:
-                        rec = RecordPlan(demonstrator="expert", expert=plan.expert, episodes=1, workers=1,
-                                         seeds=[item.seed], tags=[TAG, f"procgen-phase{phase}"], max_steps=plan.max_steps)
+                        rec = RecordPlan(
+                            demonstrator="expert",
+                            expert=plan.expert,
+                            episodes=1,
+                            workers=1,
+                            seeds=[item.seed],
+                            tags=[TAG, f"procgen-phase{phase}"],
+                            max_steps=plan.max_steps,
+                        )
                         for eid in record(settings, registry, rec, store, item.scenario):
                             info = store.get(eid)
                             frames += info.length
                             exits += int(float(info.meta.extra.get("exited", 0.0)) > 0)
                 stage(f"phase {phase}, round {rnd + 1}: training on every curriculum episode so far")
-                result = train(tuned, registry, TrainPlan(module=TAG, resume=trained_once, store=store_path),
-                               optimizer_state=optimizer_state)
+                result = train(
+                    tuned,
+                    registry,
+                    TrainPlan(module=TAG, resume=trained_once, store=store_path),
+                    optimizer_state=optimizer_state,
+                )
                 optimizer_state, trained_once = result.optimizer_state, True
                 if result.interrupted:
                     raise KeyboardInterrupt
                 stage(f"phase {phase}, round {rnd + 1}: the model alone on {plan.eval_maps} held-out maps")
                 held_out = generated_maps(settings, registry, phase, plan.eval_maps, EVAL_START_SEED, plan.generator)
                 board = evaluate_maps(
-                    settings, registry,
-                    EvalPlan(model_path=model, scenario=held_out[0].scenario, episodes=1, baselines=False,
-                             max_steps=plan.max_steps, threshold=model_threshold(read_metadata(model), settings.brain.activation)),
-                    [(m.scenario, m.seed) for m in held_out], f"procgen phase {phase} (held out)",
+                    settings,
+                    registry,
+                    EvalPlan(
+                        model_path=model,
+                        scenario=held_out[0].scenario,
+                        episodes=1,
+                        baselines=False,
+                        max_steps=plan.max_steps,
+                        threshold=model_threshold(read_metadata(model), settings.brain.activation),
+                    ),
+                    [(m.scenario, m.seed) for m in held_out],
+                    f"procgen phase {phase} (held out)",
                 )
                 completion = board.summary()["policies"]["model"]["goal_rate"]
                 passed = completion is not None and completion >= plan.promote_at
                 last = rnd == plan.max_rounds - 1
                 promoted = "passed" if passed else ("forced" if last else None)
                 row = RoundReport(
-                    phase=phase, round=rnd + 1, map_seeds=[m.seed for m in maps], frames=frames,
-                    expert_exits=exits / len(maps), updates=result.updates,
-                    val_loss=result.validation.loss if result.validation else None, completion=completion,
-                    promoted=promoted, seconds=round(time.perf_counter() - started, 1),
+                    phase=phase,
+                    round=rnd + 1,
+                    map_seeds=[m.seed for m in maps],
+                    frames=frames,
+                    expert_exits=exits / len(maps),
+                    updates=result.updates,
+                    val_loss=result.validation.loss if result.validation else None,
+                    completion=completion,
+                    promoted=promoted,
+                    seconds=round(time.perf_counter() - started, 1),
                 )
                 report.rounds.append(row)
                 log.info("curriculum.round", **asdict(row) | {"map_seeds": len(row.map_seeds)})

@@ -27,11 +27,10 @@ from typing import Any, ClassVar
 
 from vizdoom import GameVariable
 
-from golem.builtin.experts.geometry import aim_tolerance, distance, relative_bearing, turn_toward
-from golem.builtin.experts.privileged import enable_objects, enable_sectors, player_pose
 from golem.errors import GolemError
 from golem.experts import Expert
-
+from golem_experts.geometry import aim_tolerance, distance, relative_bearing, turn_toward
+from golem_experts.privileged import enable_objects, enable_sectors, player_pose
 from golem_procgen.navigation import NavMap, sidecar_path
 
 MONSTERS = frozenset({"Zombieman", "ShotgunGuy", "DoomImp", "Demon", "Cacodemon", "HellKnight"})

@@ -47,7 +47,13 @@ SIZES: dict[str, tuple[int, int, int, int, int]] = {
     "large": (4, 4, 12, 1, 11),
 }
 #: mons → (fewest, most) monsters per room other than the start room (sparse: a coin toss for one).
-DENSITY: dict[str, tuple[int, int]] = {"none": (0, 0), "sparse": (0, 1), "normal": (1, 2), "lots": (2, 3), "swarms": (4, 5)}
+DENSITY: dict[str, tuple[int, int]] = {
+    "none": (0, 0),
+    "sparse": (0, 1),
+    "normal": (1, 2),
+    "lots": (2, 3),
+    "swarms": (4, 5),
+}
 #: strength → Doom editor numbers of the monsters drawn from, repeats weighting the draw
 #: (zombieman 3004, imp 3001, shotgunner 9, demon 3002, cacodemon 3005, hell knight 69).
 MONSTERS: dict[str, tuple[int, ...]] = {
@@ -238,7 +244,9 @@ class _Builder:
 
     def carve_corridor(self, a: Room, b: Room) -> None:
         axis, lanes, lo, hi = self.gap(a, b)
-        first, second = (a, b) if (axis == "x" and a.slot[0] < b.slot[0]) or (axis == "y" and a.slot[1] < b.slot[1]) else (b, a)
+        first, second = (
+            (a, b) if (axis == "x" and a.slot[0] < b.slot[0]) or (axis == "y" and a.slot[1] < b.slot[1]) else (b, a)
+        )
         length = hi - lo
         door = self.rng.random() < DOOR_SHARE
         theme = THEMES[first.theme]
@@ -250,10 +258,17 @@ class _Builder:
             key = (kind, floor)
             if key not in by_floor:
                 ceiling = floor if kind == "door" else max(first.floor, second.floor, floor) + 128
-                by_floor[key] = self.add_sector(SectorSpec(
-                    kind=kind, floor=floor, ceiling=ceiling, floor_flat=theme.floors[0], ceiling_flat=theme.ceilings[0],
-                    wall=theme.walls[0], light=144,
-                ))
+                by_floor[key] = self.add_sector(
+                    SectorSpec(
+                        kind=kind,
+                        floor=floor,
+                        ceiling=ceiling,
+                        floor_flat=theme.floors[0],
+                        ceiling_flat=theme.ceilings[0],
+                        wall=theme.walls[0],
+                        light=144,
+                    )
+                )
             for lane in lanes:
                 cell = (lo + k - 1, lane) if axis == "x" else (lane, lo + k - 1)
                 self.grid[cell[1]][cell[0]] = by_floor[key]
@@ -284,10 +299,20 @@ class _Builder:
         tag = 0
         if kind == "teleport":
             tag, self.next_tag = self.next_tag, self.next_tag + 1
-        index = self.add_sector(SectorSpec(
-            kind=kind, floor=spec.floor, ceiling=spec.ceiling, floor_flat=flat, ceiling_flat=spec.ceiling_flat,
-            wall=spec.wall, light=255 if kind == "exit" else 208, special=special, tag=tag, room=room.id,
-        ))
+        index = self.add_sector(
+            SectorSpec(
+                kind=kind,
+                floor=spec.floor,
+                ceiling=spec.ceiling,
+                floor_flat=flat,
+                ceiling_flat=spec.ceiling_flat,
+                wall=spec.wall,
+                light=255 if kind == "exit" else 208,
+                special=special,
+                tag=tag,
+                room=room.id,
+            )
+        )
         self.grid[cell[1]][cell[0]] = index
         self.used.add(cell)
         return index
@@ -310,11 +335,18 @@ class _Builder:
             theme = THEMES[theme_name]
             outdoors = k > 0 and self.rng.random() < sky_share
             height = 256 if outdoors else self.rng.choice((128, 160, 192))
-            sector = self.add_sector(SectorSpec(
-                kind="room", floor=0, ceiling=height, floor_flat=self.rng.choice(theme.floors),
-                ceiling_flat=SKY if outdoors else self.rng.choice(theme.ceilings), wall=self.rng.choice(theme.walls),
-                light=self.rng.choice((160, 176, 192, 208)), room=k,
-            ))
+            sector = self.add_sector(
+                SectorSpec(
+                    kind="room",
+                    floor=0,
+                    ceiling=height,
+                    floor_flat=self.rng.choice(theme.floors),
+                    ceiling_flat=SKY if outdoors else self.rng.choice(theme.ceilings),
+                    wall=self.rng.choice(theme.walls),
+                    light=self.rng.choice((160, 176, 192, 208)),
+                    room=k,
+                )
+            )
             rect = self.room_rect(slot)
             self.rooms.append(Room(k, slot, rect, 0, sector, outdoors, theme_name))
             for i, j in self.rooms[-1].cells():
@@ -377,17 +409,26 @@ class _Builder:
             if corners and self.rng.random() < pool_share:
                 theme = THEMES[room.theme]
                 spec = self.sectors[room.sector]
-                pool = self.add_sector(SectorSpec(
-                    kind="liquid", floor=spec.floor - 8, ceiling=spec.ceiling, floor_flat=theme.liquid,
-                    ceiling_flat=spec.ceiling_flat, wall=spec.wall, light=spec.light, special=theme.liquid_special,
-                    room=room.id,
-                ))
+                pool = self.add_sector(
+                    SectorSpec(
+                        kind="liquid",
+                        floor=spec.floor - 8,
+                        ceiling=spec.ceiling,
+                        floor_flat=theme.liquid,
+                        ceiling_flat=spec.ceiling_flat,
+                        wall=spec.wall,
+                        light=spec.light,
+                        special=theme.liquid_special,
+                        room=room.id,
+                    )
+                )
                 for i, j in self.rng.choice(corners):
                     self.grid[j][i] = pool
                     self.used.add((i, j))
         # Teleport pairs between rooms, each pad on a free corner cell.
         teleports: list[tuple[tuple[int, int], tuple[int, int]]] = []
         pads: dict[tuple[int, int], int] = {}
+
         def free_corner_cells(room: Room) -> list[tuple[int, int]]:
             return sorted(c for corner in self.corners(room) for c in corner if c not in self.used)
 
@@ -426,9 +467,19 @@ class _Builder:
             self.things.append(Thing(cx + CELL / 2, cy, 0, SHOTGUN))
             self.things.append(Thing(cx - CELL / 2, cy, 0, SHELL_BOX))
         return Layout(
-            width=self.width, height=self.height, grid=self.grid, sectors=self.sectors, rooms=self.rooms,
-            connections=self.connections, things=self.things, start=start, exit_cell=exit_cell, teleports=teleports,
-            skill=SKILL[p["strength"]], params=dict(p), seed=self.seed,
+            width=self.width,
+            height=self.height,
+            grid=self.grid,
+            sectors=self.sectors,
+            rooms=self.rooms,
+            connections=self.connections,
+            things=self.things,
+            start=start,
+            exit_cell=exit_cell,
+            teleports=teleports,
+            skill=SKILL[p["strength"]],
+            params=dict(p),
+            seed=self.seed,
         )
 
 

@@ -20,8 +20,7 @@ from typing import Any
 from golem.atomic import atomic_write
 from golem.errors import GolemError
 from golem.settings import GolemSettings, section
-from golem.runtime.wad import read_wad_bytes
-
+from golem.wad import read_wad_bytes
 from golem_procgen.navigation import sidecar_path
 from golem_procgen.space import MapConfig, ProcgenSettings, sample_configuration
 
@@ -33,7 +32,8 @@ EXIT_REWARD, DEATH_PENALTY, KILL_REWARD = 1.0, 1.0, 0.1
 
 @dataclass(frozen=True)
 class MapInfo:
-    """A built map: ``map`` lump, the WAD ``path``, its ``config`` and ``nav`` sidecars (``None``: none), how it was made."""
+    """A built map: ``map`` lump, the WAD ``path``, its ``config`` and ``nav`` sidecars (``None``: none), how it was
+    made."""
 
     map: str
     path: Path
@@ -45,8 +45,15 @@ class MapInfo:
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready."""
-        return {"map": self.map, "path": str(self.path), "config": str(self.config), "nav": str(self.nav) if self.nav else None,
-                "generator": self.generator, "seed": self.seed, "params": dict(self.params)}
+        return {
+            "map": self.map,
+            "path": str(self.path),
+            "config": str(self.config),
+            "nav": str(self.nav) if self.nav else None,
+            "generator": self.generator,
+            "seed": self.seed,
+            "params": dict(self.params),
+        }
 
 
 #: A Doom-format THINGS record: x, y, angle, type, flags (int16 each); type 1 is player 1's start.
@@ -96,8 +103,15 @@ class PhaseGenerator:
 
 
 def write_map(
-    wad_bytes: bytes, path: Path, map_name: str, nav: Mapping[str, Any] | None, params: Mapping[str, str], skill: int,
-    generator: str, seed: int, timeout: int | None = None,
+    wad_bytes: bytes,
+    path: Path,
+    map_name: str,
+    nav: Mapping[str, Any] | None,
+    params: Mapping[str, str],
+    skill: int,
+    generator: str,
+    seed: int,
+    timeout: int | None = None,
 ) -> MapInfo:
     """Validate the WAD bytes, write them, its sidecar (unless ``nav`` is ``None``) and its scenario config
     (each atomically); return the info. ``timeout``: the episode time-out in tics (default: by size, :data:`TIMEOUTS`).
@@ -128,5 +142,6 @@ def write_map(
     ]
     with atomic_write(cfg) as fh:
         fh.write("\n".join(lines).encode())
-    return MapInfo(map=map_name, path=path, config=cfg, nav=nav_path, generator=generator, seed=int(seed),
-                   params=dict(params))
+    return MapInfo(
+        map=map_name, path=path, config=cfg, nav=nav_path, generator=generator, seed=int(seed), params=dict(params)
+    )

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from golem.errors import GolemError
-
 from golem_procgen.layout import CELL, MAX_STEP, Layout
 
 FORMAT = "golem-nav/1"
@@ -53,11 +52,19 @@ def layout_to_nav(layout: Layout, generator: str, map_name: str) -> dict[str, An
         "grid": layout.grid,
         "sectors": [{"kind": s.kind, "floor": s.floor, "ceiling": s.ceiling, "room": s.room} for s in layout.sectors],
         "rooms": [
-            {"id": r.id, "rect": [v * CELL for v in r.rect], "centre": list(r.centre()), "floor": r.floor,
-             "outdoors": r.outdoors, "theme": r.theme}
+            {
+                "id": r.id,
+                "rect": [v * CELL for v in r.rect],
+                "centre": list(r.centre()),
+                "floor": r.floor,
+                "outdoors": r.outdoors,
+                "theme": r.theme,
+            }
             for r in layout.rooms
         ],
-        "connections": [{"a": c.a, "b": c.b, "door": c.door, "cells": [list(x) for x in c.cells]} for c in layout.connections],
+        "connections": [
+            {"a": c.a, "b": c.b, "door": c.door, "cells": [list(x) for x in c.cells]} for c in layout.connections
+        ],
         "start": list(layout.start),
         "exit": centre(layout.exit_cell),
         "teleports": [[centre(a), centre(b)] for a, b in layout.teleports],

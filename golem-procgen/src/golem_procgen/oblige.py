@@ -36,11 +36,10 @@ from pathlib import Path
 from typing import Any
 
 from golem.errors import GolemError
-from golem.runtime.wad import read_wad_bytes
-
+from golem.wad import read_wad_bytes
+from golem_procgen.layout import SKILL
 from golem_procgen.maps import TIMEOUTS, MapInfo, PhaseGenerator, write_map
 from golem_procgen.space import config_from_mapping
-from golem_procgen.layout import SKILL
 
 #: The seed's values → Oblige 7.70's, per parameter (values not listed are the same word in both).
 TO_OBLIGE: dict[str, dict[str, str]] = {
@@ -53,9 +52,20 @@ TO_OBLIGE: dict[str, dict[str, str]] = {
 }
 #: The rest of Oblige's settings, fixed: one Doom 2 level for ZDoom (ViZDoom's engine), pistol start.
 FIXED: dict[str, str] = {
-    "game": "doom2", "engine": "zdoom", "length": "single", "caves": "none", "hallways": "mixed",
-    "ramp_up": "medium", "bosses": "none", "traps": "none", "cages": "none", "health": "normal", "ammo": "normal",
-    "weapons": "normal", "items": "normal", "secrets": "none",
+    "game": "doom2",
+    "engine": "zdoom",
+    "length": "single",
+    "caves": "none",
+    "hallways": "mixed",
+    "ramp_up": "medium",
+    "bosses": "none",
+    "traps": "none",
+    "cages": "none",
+    "health": "normal",
+    "ammo": "normal",
+    "weapons": "normal",
+    "items": "normal",
+    "secrets": "none",
 }
 #: Oblige writes a single level as MAP01.
 MAP_NAME = "MAP01"
@@ -80,14 +90,20 @@ def config_text(params: Mapping[str, str], seed: int) -> str:
 
 
 def find_binary(setting: str = "") -> Path:
-    """The Oblige binary: ``procgen.oblige_binary``, else ``.oblige/Oblige_src/Oblige`` here or beside this package's repo.
+    """The Oblige binary: ``procgen.oblige_binary``, else ``.oblige/Oblige_src/Oblige`` here or beside this
+    package's repo.
 
     Raises:
         GolemError: not built (says how to build it).
     """
-    candidates = [Path(setting).expanduser()] if setting else [
-        Path.cwd() / DEFAULT_BINARY, Path(__file__).resolve().parents[3] / DEFAULT_BINARY,
-    ]
+    candidates = (
+        [Path(setting).expanduser()]
+        if setting
+        else [
+            Path.cwd() / DEFAULT_BINARY,
+            Path(__file__).resolve().parents[3] / DEFAULT_BINARY,
+        ]
+    )
     for path in candidates:
         if path.is_file() and os.access(path, os.X_OK):
             return path.resolve()
@@ -124,7 +140,10 @@ class ObligeGenerator(PhaseGenerator):
                 proc = subprocess.Popen(
                     # Oblige finds its scripts from argv[0]: it must be started as ./Oblige from its folder.
                     [*_NO_ASLR, f"./{binary.name}", "--batch", str(out), "--load", str(work / "config.txt"), "--keep"],
-                    cwd=binary.parent, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                    cwd=binary.parent,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    text=True,
                     start_new_session=True,
                 )
             except OSError as exc:
@@ -148,8 +167,9 @@ class ObligeGenerator(PhaseGenerator):
             data = reproducible(out.read_bytes())
         skill = SKILL.get(params["strength"], 3)
         # Oblige's levels are bigger than the builtin's of the same size: four times the time-out.
-        return write_map(data, path, MAP_NAME, None, params, skill, self.name, seed,
-                         timeout=4 * TIMEOUTS.get(params["size"], 4200))
+        return write_map(
+            data, path, MAP_NAME, None, params, skill, self.name, seed, timeout=4 * TIMEOUTS.get(params["size"], 4200)
+        )
 
 
 #: Oblige's Lua walks tables in an order that follows memory addresses, so with address-space randomisation one
@@ -182,6 +202,12 @@ def oblige_available(setting: str = "") -> bool:
 
 
 __all__ = [
-    "FIXED", "ObligeGenerator", "TO_OBLIGE", "config_text", "find_binary", "oblige_available", "oblige_values",
+    "FIXED",
+    "ObligeGenerator",
+    "TO_OBLIGE",
+    "config_text",
+    "find_binary",
+    "oblige_available",
+    "oblige_values",
     "reproducible",
 ]

@@ -1,4 +1,5 @@
-"""The ``procgen`` plugin: the ``builtin`` and ``oblige`` map generators, the ``explorer`` expert, ``golem procgen …``."""
+"""The ``procgen`` plugin: the ``builtin`` and ``oblige`` map generators, the ``explorer`` expert,
+``golem procgen …``."""
 
 from __future__ import annotations
 
@@ -10,9 +11,8 @@ from golem import hookimpl
 @hookimpl
 def register_map_generators(register) -> None:
     from golem_procgen.builtin import BuiltinGenerator
-    from golem_procgen.space import ProcgenSettings
-
     from golem_procgen.oblige import ObligeGenerator
+    from golem_procgen.space import ProcgenSettings
 
     register("builtin", BuiltinGenerator, settings=ProcgenSettings)  # procgen.* covers both backends
     register("oblige", ObligeGenerator)

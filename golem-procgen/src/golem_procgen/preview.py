@@ -16,8 +16,7 @@ from pathlib import Path
 
 from golem.atomic import atomic_write
 from golem.errors import GolemError
-from golem.runtime.wad import validate_wad
-
+from golem.wad import validate_wad
 from golem_procgen.navigation import sidecar_path
 
 DOOR_SPECIALS = frozenset({1, 26, 27, 28, 31, 32, 33, 34, 117, 118})
@@ -27,9 +26,16 @@ MONSTER_TYPES = frozenset({3004, 9, 65, 3001, 3002, 58, 3005, 69, 3003, 66, 67, 
 HEALTH_TYPES = frozenset({2011, 2012, 2013, 2014})
 AMMO_TYPES = frozenset({2007, 2008, 2010, 2046, 2047, 2048, 2049, 2001, 2002, 2003, 2004})
 COLOURS = {
-    "background": (12, 12, 20), "wall": (235, 235, 235), "step": (110, 110, 120), "door": (240, 200, 40),
-    "exit": (60, 220, 90), "teleport": (220, 60, 220), "start": (60, 220, 90), "monster": (230, 50, 50),
-    "health": (70, 140, 255), "ammo": (255, 150, 40),
+    "background": (12, 12, 20),
+    "wall": (235, 235, 235),
+    "step": (110, 110, 120),
+    "door": (240, 200, 40),
+    "exit": (60, 220, 90),
+    "teleport": (220, 60, 220),
+    "start": (60, 220, 90),
+    "monster": (230, 50, 50),
+    "health": (70, 140, 255),
+    "ammo": (255, 150, 40),
 }
 
 
@@ -73,7 +79,10 @@ def render_preview(wad: str | Path, map_name: str = "MAP01", size: int = 768) ->
         elif line.action in TELEPORT_SPECIALS:
             colour, width = COLOURS["teleport"], 2
         elif line.two_sided:
-            front, back = editor.sectors[editor.sidedefs[line.front].sector], editor.sectors[editor.sidedefs[line.back].sector]
+            front, back = (
+                editor.sectors[editor.sidedefs[line.front].sector],
+                editor.sectors[editor.sidedefs[line.back].sector],
+            )
             if front.z_floor == back.z_floor and front.z_ceil == back.z_ceil:
                 continue
             colour, width = COLOURS["step"], 1

@@ -18,14 +18,34 @@ class Theme:
 
 
 THEMES: dict[str, Theme] = {
-    "original": Theme(("STARTAN3", "STARTAN2", "BROWN1", "GRAY1"), ("FLOOR4_8", "FLOOR0_1", "FLAT5_4"),
-                      ("CEIL3_5", "FLAT1"), "NUKAGE1", 5),
-    "tech": Theme(("COMPBLUE", "TEKGREN2", "SILVER1", "TEKWALL4"), ("FLOOR0_1", "FLOOR1_6", "MFLR8_1"),
-                  ("CEIL5_1", "TLITE6_4"), "NUKAGE1", 7),
-    "urban": Theme(("BRICK7", "BRICK1", "CEMENT1", "STUCCO1"), ("FLAT5_4", "GRASS1", "FLOOR7_1"),
-                   ("CEIL3_5", "FLAT1"), "NUKAGE1", 5),
-    "hell": Theme(("MARBLE1", "SP_HOT1", "SKIN2", "ROCKRED1"), ("FLOOR6_1", "RROCK09", "FLAT5_4"),
-                  ("CEIL1_2", "FLOOR6_1"), "LAVA1", 16),
+    "original": Theme(
+        ("STARTAN3", "STARTAN2", "BROWN1", "GRAY1"),
+        ("FLOOR4_8", "FLOOR0_1", "FLAT5_4"),
+        ("CEIL3_5", "FLAT1"),
+        "NUKAGE1",
+        5,
+    ),
+    "tech": Theme(
+        ("COMPBLUE", "TEKGREN2", "SILVER1", "TEKWALL4"),
+        ("FLOOR0_1", "FLOOR1_6", "MFLR8_1"),
+        ("CEIL5_1", "TLITE6_4"),
+        "NUKAGE1",
+        7,
+    ),
+    "urban": Theme(
+        ("BRICK7", "BRICK1", "CEMENT1", "STUCCO1"),
+        ("FLAT5_4", "GRASS1", "FLOOR7_1"),
+        ("CEIL3_5", "FLAT1"),
+        "NUKAGE1",
+        5,
+    ),
+    "hell": Theme(
+        ("MARBLE1", "SP_HOT1", "SKIN2", "ROCKRED1"),
+        ("FLOOR6_1", "RROCK09", "FLAT5_4"),
+        ("CEIL1_2", "FLOOR6_1"),
+        "LAVA1",
+        16,
+    ),
 }
 #: Flats and textures every theme shares.
 SKY = "F_SKY1"

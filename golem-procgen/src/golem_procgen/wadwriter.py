@@ -133,10 +133,17 @@ def write_wad(layout: Layout) -> bytes:
 
     editor = MapEditor()
     for spec in layout.sectors:
-        editor.sectors.append(Sector(
-            z_floor=spec.floor, z_ceil=spec.ceiling, tx_floor=spec.floor_flat, tx_ceil=spec.ceiling_flat,
-            light=spec.light, type=spec.special, tag=spec.tag,
-        ))
+        editor.sectors.append(
+            Sector(
+                z_floor=spec.floor,
+                z_ceil=spec.ceiling,
+                tx_floor=spec.floor_flat,
+                tx_ceil=spec.ceiling_flat,
+                light=spec.light,
+                type=spec.special,
+                tag=spec.tag,
+            )
+        )
     vertex_index: dict[tuple[int, int], int] = {}
 
     def vertex(point: tuple[int, int]) -> int:
@@ -161,16 +168,29 @@ def write_wad(layout: Layout) -> bytes:
         else:
             upper = DOOR if back.kind == "door" else front.wall
             lower = EXIT_WALL if back.kind == "exit" else front.wall
-            line = Linedef(vx_a=vertex(e.start), vx_b=vertex(e.end), front=side(e.front, "-", upper, lower),
-                           back=side(e.back, "-", back.wall, back.wall))
+            line = Linedef(
+                vx_a=vertex(e.start),
+                vx_b=vertex(e.end),
+                front=side(e.front, "-", upper, lower),
+                back=side(e.back, "-", back.wall, back.wall),
+            )
             line.two_sided = True
         line.action, line.tag = special, tag
         editor.linedefs.append(line)
     x, y, angle = layout.start
     editor.things.append(Thing(x=int(x), y=int(y), angle=int(angle), type=1, easy=True, medium=True, hard=True))
     for t in layout.things:
-        editor.things.append(Thing(x=int(t.x), y=int(t.y), angle=int(t.angle), type=int(t.type),
-                                   easy=bool(t.flags & 1), medium=bool(t.flags & 2), hard=bool(t.flags & 4)))
+        editor.things.append(
+            Thing(
+                x=int(t.x),
+                y=int(t.y),
+                angle=int(t.angle),
+                type=int(t.type),
+                easy=bool(t.flags & 1),
+                medium=bool(t.flags & 2),
+                hard=bool(t.flags & 4),
+            )
+        )
     wad = omg.WAD()
     wad.maps[MAP_NAME] = editor.to_lumps()
     buffer = io.BytesIO()

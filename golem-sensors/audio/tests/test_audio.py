@@ -97,7 +97,7 @@ def test_seed_layout_audio_becomes_what_the_sensor_records():
     default = AudioSensor.from_legacy("seed.npz", legacy, GolemSettings())
     assert default.shape == (16, 2, 2520) and default.dtype == np.float16
     for t in range(4, 16):
-        signal = np.concatenate([raws_a[0].T.astype(np.float32), *legacy[1:t + 1]], axis=-1)
+        signal = np.concatenate([raws_a[0].T.astype(np.float32), *legacy[1 : t + 1]], axis=-1)
         want = normalise(AF.resample(torch.from_numpy(signal), 44100, 22050).numpy()[:, -2520:].T).astype(np.float32)
         got = default[t].astype(np.float32)
         if want.any():

@@ -28,8 +28,10 @@ def test_extract_equals_reference_on_random_buffers():
     for shape in ((120, 160), (240, 320), (61, 97)):
         for _ in range(5):
             labels = rng.integers(0, 8, shape, dtype=np.uint8)
-            objects = [SimpleNamespace(value=int(v), object_category=c)
-                       for v, c in zip(rng.choice(np.arange(2, 8), 3, replace=False), ("Self", "Monster", "Self"))]
+            objects = [
+                SimpleNamespace(value=int(v), object_category=c)
+                for v, c in zip(rng.choice(np.arange(2, 8), 3, replace=False), ("Self", "Monster", "Self"))
+            ]
             step = sensor.extract(SimpleNamespace(labels_buffer=labels, labels=objects))
             assert step.shape == (1, 64, 64) and step.dtype == np.uint8
             assert set(np.unique(step)) <= {0, 1}

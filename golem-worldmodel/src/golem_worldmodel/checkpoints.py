@@ -14,8 +14,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from golem.learning.checkpoints import load_checkpoint, read_metadata, save_checkpoint
 from golem.errors import GolemError
+from golem.learning.checkpoints import load_checkpoint, read_metadata, save_checkpoint
 
 
 def save_part(
@@ -47,7 +47,7 @@ def load_part(path: Path, kind: str) -> tuple[dict[str, torch.Tensor], dict[str,
     found = meta.get("spec", {}).get("model")
     if found != kind:
         raise GolemError(f"{path} holds a {found!r} checkpoint, expected {kind!r}")
-    model = {k[len("model."):]: v for k, v in state.items() if k.startswith("model.")}
+    model = {k[len("model.") :]: v for k, v in state.items() if k.startswith("model.")}
     optim = {k: v for k, v in state.items() if k.startswith("optim.")}
     return model, meta, optim
 
@@ -73,7 +73,9 @@ def optimizer_to_tensors(optimizer: torch.optim.Optimizer) -> tuple[dict[str, to
     return tensors, {"param_groups": sd["param_groups"], "scalars": scalars}
 
 
-def load_optimizer(optimizer: torch.optim.Optimizer, tensors: dict[str, torch.Tensor], meta: dict[str, Any] | None) -> bool:
+def load_optimizer(
+    optimizer: torch.optim.Optimizer, tensors: dict[str, torch.Tensor], meta: dict[str, Any] | None
+) -> bool:
     """Restore what :func:`optimizer_to_tensors` saved; ``False`` (fresh optimiser) when nothing was saved."""
     if not meta or not tensors:
         return False
@@ -93,5 +95,7 @@ def load_module(module: nn.Module, state: dict[str, torch.Tensor], path: Path) -
     try:
         module.load_state_dict(state, strict=True)
     except RuntimeError as exc:
-        raise GolemError(f"checkpoint {path} does not fit the network built from its metadata: {' '.join(str(exc).split())[:200]}") from None
+        raise GolemError(
+            f"checkpoint {path} does not fit the network built from its metadata: {' '.join(str(exc).split())[:200]}"
+        ) from None
     return module

@@ -3,7 +3,7 @@
 The policy picks one of the three discrete actions (:mod:`golem_worldmodel.actions`)
 uniformly and holds it for a uniform 1–10 tics; episodes shorter than
 ``min_length`` steps are dropped (deleted as soon as they are written). The
-core's :func:`golem.data.recording.record` runs the engines in parallel worker
+core's :func:`golem.workflows.recording.record` runs the engines in parallel worker
 processes, the calling process being the single writer.
 Resumable: episodes already in the store with the ``wm-random`` tag count
 toward the target, and new seeds continue after the largest one stored.
@@ -22,15 +22,13 @@ from typing import Any
 
 import numpy as np
 import structlog
-
-from golem.experts import Expert
-from golem.data.recording import Episode, RecordPlan, record
-from golem.registry import Registry
 from pydantic import Field
 
-from golem.settings import ComponentSettings, GolemSettings, section, with_section
 from golem.data.store import TrajectoryStore
-
+from golem.experts import Expert
+from golem.registry import Registry
+from golem.settings import ComponentSettings, GolemSettings, section, with_section
+from golem.workflows.recording import Episode, RecordPlan, record
 from golem_worldmodel.actions import N_ACTIONS, button_table
 from golem_worldmodel.presets import Preset
 
@@ -91,7 +89,8 @@ class RandomHoldPolicy(Expert):
 
 
 def collected(store: TrajectoryStore, scenario: str, min_length: int = 1, probes: bool = False) -> tuple[int, int]:
-    """``(episodes of at least min_length steps, largest seed)`` of this pipeline's rollouts of ``scenario`` in ``store``.
+    """``(episodes of at least min_length steps, largest seed)`` of this pipeline's rollouts of ``scenario`` in
+    ``store``.
 
     ``probes`` counts the probe episodes instead of the random ones; the largest seed is over both.
     """
@@ -122,8 +121,9 @@ def collect(
     kept_all = dropped = steps = existing_all = 0
     with TrajectoryStore.open_or_create(store_path) as store:
         for probes, target, hold_min, hold_max, tags in phases:
-            held = with_section(settings, RandomHoldSettings(
-                hold_min=hold_min, hold_max=hold_max, screen_flashes=preset.screen_flashes))
+            held = with_section(
+                settings, RandomHoldSettings(hold_min=hold_min, hold_max=hold_max, screen_flashes=preset.screen_flashes)
+            )
             existing, last_seed = collected(store, scenario, preset.min_length, probes=probes)
             next_seed = max(seed, last_seed + 1)
             kept, dropped_here = existing, 0
@@ -131,10 +131,17 @@ def collect(
                 want = target - kept
                 seeds = list(range(next_seed, next_seed + want))
                 next_seed += want
-                plan = RecordPlan(demonstrator="expert", expert=EXPERT_NAME, episodes=want, workers=min(preset.workers, want),
-                                  seeds=seeds, tags=tags, max_steps=preset.max_steps)
+                plan = RecordPlan(
+                    demonstrator="expert",
+                    expert=EXPERT_NAME,
+                    episodes=want,
+                    workers=min(preset.workers, want),
+                    seeds=seeds,
+                    tags=tags,
+                    max_steps=preset.max_steps,
+                )
 
-                def written(eid: int, episode: Episode) -> None:
+                def written(eid: int, episode: Episode, kept_all: int = kept_all) -> None:
                     nonlocal kept, dropped_here, steps
                     n = len(episode.arrays["actions"])
                     if n < preset.min_length:
@@ -154,5 +161,7 @@ def collect(
             kept_all += kept
             existing_all += existing
             dropped += dropped_here
-    log.info("dream.collect.done", kept=kept_all, dropped=dropped, existing=existing_all, steps=steps, store=str(store_path))
+    log.info(
+        "dream.collect.done", kept=kept_all, dropped=dropped, existing=existing_all, steps=steps, store=str(store_path)
+    )
     return {"kept": kept_all, "dropped": dropped, "existing": existing_all, "steps": steps}

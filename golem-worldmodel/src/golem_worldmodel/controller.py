@@ -28,7 +28,9 @@ def steer_to_action(s: torch.Tensor) -> torch.Tensor:
     return a
 
 
-def act_population(params: torch.Tensor, obs: torch.Tensor, rows: torch.Tensor | None = None, rollouts: int | None = None) -> torch.Tensor:
+def act_population(
+    params: torch.Tensor, obs: torch.Tensor, rows: torch.Tensor | None = None, rollouts: int | None = None
+) -> torch.Tensor:
     """Actions of ``P`` candidates, each on its own ``R`` dreams.
 
     Args:

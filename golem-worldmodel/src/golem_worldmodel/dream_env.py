@@ -55,7 +55,6 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from golem.errors import GolemError
-
 from golem_worldmodel.actions import N_ACTIONS
 from golem_worldmodel.latents import Latents
 from golem_worldmodel.mdnrnn import MDNRNN, sample_next
@@ -84,7 +83,12 @@ class StartPool:
 
     @classmethod
     def from_latents(cls, latents: Latents, warmup: int) -> StartPool:
-        pool = cls(latents.mu.astype(np.float32), latents.actions.astype(np.int64), latents.offsets.astype(np.int64), int(warmup))
+        pool = cls(
+            latents.mu.astype(np.float32),
+            latents.actions.astype(np.int64),
+            latents.offsets.astype(np.int64),
+            int(warmup),
+        )
         if not len(pool.eligible()):
             raise GolemError(f"no episode is longer than the warm-up ({warmup} steps); collect longer episodes")
         return pool
@@ -102,7 +106,8 @@ class StartPool:
         return e, t0
 
     def window(self, e: np.ndarray, t0: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Warm-up inputs and first latent: ``(z [B, W, Z], a [B, W], z_t0 [B, Z])`` from rows strictly before ``t0``."""
+        """Warm-up inputs and first latent: ``(z [B, W, Z], a [B, W], z_t0 [B, Z])`` from rows strictly before
+        ``t0``."""
         rows = self.offsets[e][:, None] + t0[:, None] - self.warmup + np.arange(self.warmup)[None, :]
         return self.mu[rows], self.actions[rows], self.mu[self.offsets[e] + t0]
 
@@ -160,8 +165,10 @@ class DreamEnv(gymnasium.vector.VectorEnv):
             raise GolemError(f"ensemble death must be one of {', '.join(ENSEMBLE_DEATHS)}, got {death!r}")
         for i, m in enumerate(members, start=1):
             if (m.z_dim, m.n_actions, m.gaussians) != (rnn.z_dim, rnn.n_actions, rnn.gaussians):
-                raise GolemError(f"ensemble member {i} has z {m.z_dim}, {m.n_actions} actions, {m.gaussians} Gaussians; "
-                                 f"member 0 has {rnn.z_dim}, {rnn.n_actions}, {rnn.gaussians}")
+                raise GolemError(
+                    f"ensemble member {i} has z {m.z_dim}, {m.n_actions} actions, {m.gaussians} Gaussians; "
+                    f"member 0 has {rnn.z_dim}, {rnn.n_actions}, {rnn.gaussians}"
+                )
         self.rnn = rnn.eval()
         self.members = [m.eval() for m in members]
         self.death = death
@@ -197,8 +204,13 @@ class DreamEnv(gymnasium.vector.VectorEnv):
 
     @torch.no_grad()
     def warm_start(self, rows: torch.Tensor | np.ndarray | None, e: np.ndarray, t0: np.ndarray) -> None:
-        """Start dreams ``rows`` (all when ``None``) at real ``(e, t0)``: teacher-force the warm-up window, set ``z_t0``."""
-        rows_t = torch.arange(self.num_envs, device=self.device) if rows is None else torch.as_tensor(rows, device=self.device).long()
+        """Start dreams ``rows`` (all when ``None``) at real ``(e, t0)``: teacher-force the warm-up window, set
+        ``z_t0``."""
+        rows_t = (
+            torch.arange(self.num_envs, device=self.device)
+            if rows is None
+            else torch.as_tensor(rows, device=self.device).long()
+        )
         e, t0 = np.asarray(e, np.int64), np.asarray(t0, np.int64)
         z_w, a_w, z0 = self.pool.window(e, t0)
         for rnn, state in zip([self.rnn, *self.members], [self._state, *self._member_states]):
@@ -250,9 +262,13 @@ class DreamEnv(gymnasium.vector.VectorEnv):
         if self.members:
             every = [h for h, _ in stepped]
             pick = (noise[3] * len(every)).long().clamp_(max=len(every) - 1)  # [n] the drawn member
-            heads = {k: torch.stack([h[k] for h in every])[pick, torch.arange(len(pick), device=pick.device)] for k in heads}
+            heads = {
+                k: torch.stack([h[k] for h in every])[pick, torch.arange(len(pick), device=pick.device)] for k in heads
+            }
         if self.members and self.death == "max":
-            p_done = torch.sigmoid(torch.stack([h["done_logit"] for h, _ in stepped])).max(0).values  # [n] the most pessimistic
+            p_done = (
+                torch.sigmoid(torch.stack([h["done_logit"] for h, _ in stepped])).max(0).values
+            )  # [n] the most pessimistic
         else:
             p_done = torch.sigmoid(heads["done_logit"])
         if self.termination == "threshold":
@@ -266,7 +282,9 @@ class DreamEnv(gymnasium.vector.VectorEnv):
             reward = heads["reward"]
         else:
             reward = survival + self.reward_lambda * heads["reward"]
-        z_new = sample_next(heads, self.temperature, noise=noise[:2]) if z_next is None else z_next.to(self.device).float()
+        z_new = (
+            sample_next(heads, self.temperature, noise=noise[:2]) if z_next is None else z_next.to(self.device).float()
+        )
         if rows is None:
             self._z = z_new
             self._state, *self._member_states = new_states
@@ -292,8 +310,11 @@ class DreamEnv(gymnasium.vector.VectorEnv):
         """
         n = self.noise_period or self.num_envs
         g, dev = self._gen, self.device
-        draws = [torch.rand((n, self.z_dim), generator=g, device=dev), torch.randn((n, self.z_dim), generator=g, device=dev),
-                 torch.rand((n,), generator=g, device=dev)]
+        draws = [
+            torch.rand((n, self.z_dim), generator=g, device=dev),
+            torch.randn((n, self.z_dim), generator=g, device=dev),
+            torch.rand((n,), generator=g, device=dev),
+        ]
         if self.members:
             draws.append(torch.rand((n,), generator=g, device=dev))
         if rows is None and n == self.num_envs:
@@ -304,7 +325,9 @@ class DreamEnv(gymnasium.vector.VectorEnv):
 
     # --- Gymnasium VectorEnv API ---------------------------------------------
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
         """Warm-start dreams. ``options``: ``starts=(e, t0)`` pins the starts; ``reset_mask`` restarts only those rows.
 
         Returns ``(obs [B, Z + H], info)`` with ``info["start_episode"]``, ``info["start_t0"]``.
@@ -316,7 +339,9 @@ class DreamEnv(gymnasium.vector.VectorEnv):
         mask = options.get("reset_mask")
         rows = np.arange(self.num_envs) if mask is None else np.flatnonzero(np.asarray(mask))
         starts = options.get("starts")
-        e, t0 = self.pool.sample(len(rows), self._rng) if starts is None else (np.asarray(starts[0]), np.asarray(starts[1]))
+        e, t0 = (
+            self.pool.sample(len(rows), self._rng) if starts is None else (np.asarray(starts[0]), np.asarray(starts[1]))
+        )
         if len(e) != len(rows):
             raise ValueError(f"starts give {len(e)} dreams, {len(rows)} are being reset")
         self.warm_start(rows, e, t0)
@@ -332,10 +357,15 @@ class DreamEnv(gymnasium.vector.VectorEnv):
             GolemError: ``actions`` is not ``num_envs`` integers in the action space ``{0, …, N−1}``.
         """
         raw = np.asarray(actions)
-        if raw.size != self.num_envs or raw.dtype.kind not in "iub" or (raw.size and (raw.min() < 0 or raw.max() >= N_ACTIONS)):
+        if (
+            raw.size != self.num_envs
+            or raw.dtype.kind not in "iub"
+            or (raw.size and (raw.min() < 0 or raw.max() >= N_ACTIONS))
+        ):
             raise GolemError(
                 f"dream actions must be {self.num_envs} integers in 0..{N_ACTIONS - 1}, "
-                f"got {raw.dtype} {list(raw.shape)}" + (f" in {raw.min()}..{raw.max()}" if raw.size and raw.dtype.kind in "iufb" else "")
+                f"got {raw.dtype} {list(raw.shape)}"
+                + (f" in {raw.min()}..{raw.max()}" if raw.size and raw.dtype.kind in "iufb" else "")
             )
         a = torch.as_tensor(raw, dtype=torch.long, device=self.device).reshape(self.num_envs)
         frozen = self._finished.clone()
@@ -358,8 +388,13 @@ class DreamEnv(gymnasium.vector.VectorEnv):
             obs = self.obs_tensor()
         elif not self.autoreset:
             self._finished |= ended
-        return (obs.cpu().numpy(), reward.cpu().numpy().astype(np.float32), terminated.cpu().numpy(),
-                truncated.cpu().numpy(), info)
+        return (
+            obs.cpu().numpy(),
+            reward.cpu().numpy().astype(np.float32),
+            terminated.cpu().numpy(),
+            truncated.cpu().numpy(),
+            info,
+        )
 
 
 def dream_returns(

@@ -8,7 +8,6 @@ from typing import Any
 from golem.errors import GolemError
 from golem.registry import Registry
 from golem.settings import GolemSettings
-
 from golem_worldmodel.dream_env import DreamEnv, StartPool
 
 
@@ -23,7 +22,8 @@ def make_dream_env(
     """A :class:`DreamEnv` over the MDN-RNN and latents of ``run`` (default ``<data.root>/dream/<game.scenario>``).
 
     ``registry`` is the environment factories' common argument; the dream needs no component from it.
-    ``kwargs`` go to :class:`DreamEnv` (``temperature``, ``reward_mode``, ``termination``, ``max_steps``, ``autoreset``).
+    ``kwargs`` go to :class:`DreamEnv` (``temperature``, ``reward_mode``, ``termination``, ``max_steps``,
+    ``autoreset``).
 
     Raises:
         GolemError: the run has no trained MDN-RNN or latents yet.
@@ -35,6 +35,8 @@ def make_dream_env(
     paths = RunPaths(Path(run) if run is not None else settings.data.root / "dream" / settings.game.scenario)
     for p in (paths.rnn, paths.latents):
         if not p.is_file():
-            raise GolemError(f"{p} does not exist; train the world model first (`golem dream train-rnn --run {paths.root}`)")
+            raise GolemError(
+                f"{p} does not exist; train the world model first (`golem dream train-rnn --run {paths.root}`)"
+            )
     latents, _ = load_latents(paths.latents)
     return DreamEnv(load_rnn(paths.rnn), StartPool.from_latents(latents, warmup), num_envs, **kwargs)

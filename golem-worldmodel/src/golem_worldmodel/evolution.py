@@ -26,9 +26,9 @@ import numpy as np
 import structlog
 import torch
 
+from golem_worldmodel.checkpoints import load_part, progress_of, save_part
 from golem_worldmodel.controller import LinearController, act_population, n_params
 from golem_worldmodel.dream_env import DreamEnv, StartPool, dream_returns
-from golem_worldmodel.checkpoints import load_part, progress_of, save_part
 from golem_worldmodel.mdnrnn import MDNRNN
 from golem_worldmodel.presets import Preset
 
@@ -84,7 +84,9 @@ def train_controller(
     config = controller_config(rnn)
     prog = progress_of(path) or {}
     if path.is_file() and rnn_sha256 is not None and prog.get("rnn_sha256") not in (None, rnn_sha256):
-        log.warning("dream.cmaes.restart", reason="the MDN-RNN changed since this controller was evolved", path=str(path))
+        log.warning(
+            "dream.cmaes.restart", reason="the MDN-RNN changed since this controller was evolved", path=str(path)
+        )
         path.unlink()
         log_path.unlink(missing_ok=True)
         prog = {}
@@ -99,10 +101,20 @@ def train_controller(
         log.info("dream.cmaes.resume", generation=done, sigma=sigma, note="covariance restarts isotropic")
     es = cma.CMAEvolutionStrategy(mean, sigma, {"popsize": preset.population, "seed": seed + 1 + done, "verbose": -9})
     P, R = preset.population, preset.rollouts
-    env = DreamEnv(rnn, pool, (P + 1) * R, temperature=preset.temperature, reward_mode=preset.reward_mode,
-                   reward_lambda=preset.reward_lambda, termination=preset.termination,
-                   max_steps=preset.dream_steps, autoreset=False, noise_period=R, members=members,
-                   death=preset.ensemble_death)
+    env = DreamEnv(
+        rnn,
+        pool,
+        (P + 1) * R,
+        temperature=preset.temperature,
+        reward_mode=preset.reward_mode,
+        reward_lambda=preset.reward_lambda,
+        termination=preset.termination,
+        max_steps=preset.dream_steps,
+        autoreset=False,
+        noise_period=R,
+        members=members,
+        death=preset.ensemble_death,
+    )
     rng = np.random.default_rng(seed + 7919 * (done + 1))
     result: dict[str, Any] = {}
     for gen in range(done, preset.generations):
@@ -114,29 +126,52 @@ def train_controller(
         params = torch.from_numpy(np.concatenate([cands, mean_now[None]]).astype(np.float32))  # row P: the mean
         gen_seed = int(rng.integers(0, 2**31 - 1))
         # noise_period=R: candidate p's r-th dream and candidate q's r-th dream share start and noise.
-        out = dream_returns(env, lambda obs, rows: act_population(params, obs, rows, R), starts, gen_seed)
+        out = dream_returns(
+            env, lambda obs, rows, params=params: act_population(params, obs, rows, R), starts, gen_seed
+        )
         fit_all = out["return"].reshape(P + 1, R).mean(1)
         fit, mean_fit = fit_all[:P], float(fit_all[P])
         es.tell(list(cands), list(-fit))
         i = int(np.argmax(fit))
         best = cands[i].copy()
         record: dict[str, Any] = {
-            "generation": gen + 1, "dream_mean": float(fit.mean()), "dream_max": float(fit[i]),
+            "generation": gen + 1,
+            "dream_mean": float(fit.mean()),
+            "dream_max": float(fit[i]),
             "dream_of_mean": mean_fit,
-            "sigma": float(es.sigma), "seconds": round(time.perf_counter() - started, 2),
+            "sigma": float(es.sigma),
+            "seconds": round(time.perf_counter() - started, 2),
             "dream_steps": int(out["steps"].sum()),
         }
-        if real_score is not None and preset.real_every > 0 and ((gen + 1) % preset.real_every == 0 or gen + 1 == preset.generations):
+        if (
+            real_score is not None
+            and preset.real_every > 0
+            and ((gen + 1) % preset.real_every == 0 or gen + 1 == preset.generations)
+        ):
             real = real_score(mean_now)
             record["real_mean"] = float(np.mean(real))
             record["real_episodes"] = len(real)
-        save_part(path, "controller", config,
-                  {"best": torch.from_numpy(best.astype(np.float32)), "mean": torch.from_numpy(np.asarray(es.mean, np.float64))},
-                  {"generations": gen + 1, "sigma": float(es.sigma), "dream_of_mean": mean_fit, "rnn_sha256": rnn_sha256},
-                  extra={"preset": preset.name, "temperature": preset.temperature, "reward_mode": preset.reward_mode,
-                         "termination": preset.termination, "warmup": preset.warmup,
-                         "rnn_members": 1 + len(members), "ensemble_death": preset.ensemble_death,
-                         "population": P, "rollouts": R})
+        save_part(
+            path,
+            "controller",
+            config,
+            {
+                "best": torch.from_numpy(best.astype(np.float32)),
+                "mean": torch.from_numpy(np.asarray(es.mean, np.float64)),
+            },
+            {"generations": gen + 1, "sigma": float(es.sigma), "dream_of_mean": mean_fit, "rnn_sha256": rnn_sha256},
+            extra={
+                "preset": preset.name,
+                "temperature": preset.temperature,
+                "reward_mode": preset.reward_mode,
+                "termination": preset.termination,
+                "warmup": preset.warmup,
+                "rnn_members": 1 + len(members),
+                "ensemble_death": preset.ensemble_death,
+                "population": P,
+                "rollouts": R,
+            },
+        )
         with open(log_path, "a") as fh:
             fh.write(json.dumps(record) + "\n")
         log.info("dream.cmaes.generation", **record)

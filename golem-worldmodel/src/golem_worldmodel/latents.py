@@ -22,10 +22,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from golem.learning.checkpoints import load_checkpoint, save_checkpoint
-from golem.errors import GolemError
 from golem.data.store import TrajectoryStore
-
+from golem.errors import GolemError
+from golem.learning.checkpoints import load_checkpoint, save_checkpoint
 from golem_worldmodel.actions import to_discrete
 from golem_worldmodel.collect import TAG
 from golem_worldmodel.vae import ConvVAE, frames_to_input
@@ -73,9 +72,13 @@ class Latents:
         lengths = [len(p["actions"]) for p in parts]
         cat = lambda k, dt: np.concatenate([p[k] for p in parts]).astype(dt) if parts else np.zeros((0,), dt)  # noqa: E731
         return Latents(
-            mu=cat("mu", np.float32).reshape(-1, self.z_dim), logvar=cat("logvar", np.float32).reshape(-1, self.z_dim),
-            actions=cat("actions", np.int64), rewards=cat("rewards", np.float32), done=cat("done", np.float32),
-            offsets=np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64), episode_ids=[self.episode_ids[e] for e in idx],
+            mu=cat("mu", np.float32).reshape(-1, self.z_dim),
+            logvar=cat("logvar", np.float32).reshape(-1, self.z_dim),
+            actions=cat("actions", np.int64),
+            rewards=cat("rewards", np.float32),
+            done=cat("done", np.float32),
+            offsets=np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
+            episode_ids=[self.episode_ids[e] for e in idx],
         )
 
 
@@ -106,7 +109,8 @@ def encode_store(
     batch: int = 256,
     on_episode: Callable[[int, int], None] | None = None,
 ) -> Latents:
-    """Encode every pipeline episode of the store with ``vae`` (eval mode). ``on_episode(done, total)`` reports progress."""
+    """Encode every pipeline episode of the store with ``vae`` (eval mode). ``on_episode(done, total)`` reports
+    progress."""
     vae.eval()
     with TrajectoryStore.open(store_path) as store:
         infos = store_episodes(store, scenario)
@@ -131,17 +135,28 @@ def encode_store(
                 on_episode(n + 1, len(infos))
     lengths = [len(a) for a in acts]
     return Latents(
-        mu=np.concatenate(mus).astype(np.float32), logvar=np.concatenate(logvars).astype(np.float32),
-        actions=np.concatenate(acts), rewards=np.concatenate(rews), done=np.concatenate(dones),
-        offsets=np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64), episode_ids=[i.id for i in infos],
+        mu=np.concatenate(mus).astype(np.float32),
+        logvar=np.concatenate(logvars).astype(np.float32),
+        actions=np.concatenate(acts),
+        rewards=np.concatenate(rews),
+        done=np.concatenate(dones),
+        offsets=np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
+        episode_ids=[i.id for i in infos],
     )
 
 
 def save_latents(path: Path, latents: Latents, vae_sha: str, scenario: str | None) -> Path:
     """Write ``latents`` atomically; ``vae_sha`` ties them to the VAE that made them."""
-    tensors = {k: torch.from_numpy(np.ascontiguousarray(getattr(latents, k))) for k in ("mu", "logvar", "actions", "rewards", "done", "offsets")}
-    return save_checkpoint(path, tensors, {"model": "latents", "config": {"z_dim": latents.z_dim}},
-                           extra={"vae_sha256": vae_sha, "episode_ids": latents.episode_ids, "scenario": scenario})
+    tensors = {
+        k: torch.from_numpy(np.ascontiguousarray(getattr(latents, k)))
+        for k in ("mu", "logvar", "actions", "rewards", "done", "offsets")
+    }
+    return save_checkpoint(
+        path,
+        tensors,
+        {"model": "latents", "config": {"z_dim": latents.z_dim}},
+        extra={"vae_sha256": vae_sha, "episode_ids": latents.episode_ids, "scenario": scenario},
+    )
 
 
 def load_latents(path: Path) -> tuple[Latents, dict[str, Any]]:

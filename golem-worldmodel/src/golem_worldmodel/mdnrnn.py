@@ -44,7 +44,12 @@ class MDNRNN(nn.Module):
 
     def __init__(self, z_dim: int, n_actions: int, hidden: int = 512, gaussians: int = 5) -> None:
         super().__init__()
-        self.z_dim, self.n_actions, self.hidden, self.gaussians = int(z_dim), int(n_actions), int(hidden), int(gaussians)
+        self.z_dim, self.n_actions, self.hidden, self.gaussians = (
+            int(z_dim),
+            int(n_actions),
+            int(hidden),
+            int(gaussians),
+        )
         self.lstm = nn.LSTM(self.z_dim + self.n_actions, self.hidden, batch_first=True)
         self.mdn = nn.Linear(self.hidden, 3 * self.z_dim * self.gaussians)
         self.reward = nn.Linear(self.hidden, 1)
@@ -156,7 +161,9 @@ def rnn_loss(
     mdn = (mdn_nll(heads, z_next).mean(-1) * nm).sum() / nm.sum().clamp(min=1)
     rew = ((heads["reward"] - reward) ** 2 * sm).sum() / sm.sum().clamp(min=1)
     bce = F.binary_cross_entropy_with_logits(
-        heads["done_logit"], done.float(), reduction="none",
+        heads["done_logit"],
+        done.float(),
+        reduction="none",
         pos_weight=torch.tensor(float(done_pos_weight), device=done.device),
     )
     dn = (bce * sm).sum() / sm.sum().clamp(min=1)

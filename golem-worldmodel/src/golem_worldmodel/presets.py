@@ -113,16 +113,52 @@ class Preset:
 PRESETS: dict[str, Preset] = {
     # Seconds: the end-to-end test's budget.
     "tiny": Preset(
-        name="tiny", episodes=3, min_length=20, max_steps=200, workers=1, z_dim=8, vae_channels=(8, 16, 16, 32),
-        vae_epochs=1, vae_batch=32, hidden=32, gaussians=2, rnn_epochs=1, rnn_seq_len=16, rnn_batch=4,
-        population=4, rollouts=2, generations=2, warmup=4, dream_steps=50, real_every=2, real_episodes=1,
-        eval_episodes=2, rnn_members=2, probe_episodes=1,
+        name="tiny",
+        episodes=3,
+        min_length=20,
+        max_steps=200,
+        workers=1,
+        z_dim=8,
+        vae_channels=(8, 16, 16, 32),
+        vae_epochs=1,
+        vae_batch=32,
+        hidden=32,
+        gaussians=2,
+        rnn_epochs=1,
+        rnn_seq_len=16,
+        rnn_batch=4,
+        population=4,
+        rollouts=2,
+        generations=2,
+        warmup=4,
+        dream_steps=50,
+        real_every=2,
+        real_episodes=1,
+        eval_episodes=2,
+        rnn_members=2,
+        probe_episodes=1,
     ),
     # A 2-core CPU in well under an hour, collection to 100-episode evaluation.
     "cpu": Preset(
-        name="cpu", episodes=300, workers=2, z_dim=32, vae_channels=(16, 32, 64, 128), vae_epochs=12, vae_batch=64,
-        vae_max_frames=20000, hidden=256, gaussians=5, rnn_epochs=30, rnn_seq_len=64, rnn_batch=32,
-        population=16, rollouts=8, generations=200, dream_steps=2100, real_every=10, real_episodes=4,
+        name="cpu",
+        episodes=300,
+        workers=2,
+        z_dim=32,
+        vae_channels=(16, 32, 64, 128),
+        vae_epochs=12,
+        vae_batch=64,
+        vae_max_frames=20000,
+        hidden=256,
+        gaussians=5,
+        rnn_epochs=30,
+        rnn_seq_len=64,
+        rnn_batch=32,
+        population=16,
+        rollouts=8,
+        generations=200,
+        dream_steps=2100,
+        real_every=10,
+        real_episodes=4,
         eval_episodes=100,
     ),
     # The original sizes (10,000 rollouts, z=64, 512 LSTM units, population 64 × 16 rollouts): a GPU job.
@@ -146,11 +182,14 @@ def _settings_model() -> type[ComponentSettings]:
     hints = get_type_hints(Preset)
     overrides: dict[str, Any] = {
         f.name: (Optional[hints[f.name]], Field(None, description=f"override the preset's {f.name}"))
-        for f in fields(Preset) if f.name != "name"
+        for f in fields(Preset)
+        if f.name != "name"
     }
     model = create_model(
-        "DreamSettings", __base__=ComponentSettings,
-        preset=(str, Field("cpu", description=f"named sizes: {', '.join(PRESETS)}")), **overrides,
+        "DreamSettings",
+        __base__=ComponentSettings,
+        preset=(str, Field("cpu", description=f"named sizes: {', '.join(PRESETS)}")),
+        **overrides,
     )
     model.key = "dream"
     model.__doc__ = "``dream``: the world-model pipeline's preset and per-field overrides (``None``: the preset's)."

@@ -26,7 +26,6 @@ from golem.builtin.visual import VisualSensor
 from golem.runtime.rollout import Observer, run_episode
 from golem.runtime.session import Session
 from golem.settings import GolemSettings
-
 from golem_worldmodel.actions import button_table
 from golem_worldmodel.mdnrnn import MDNRNN
 from golem_worldmodel.vae import ConvVAE, frames_to_input
@@ -131,7 +130,8 @@ def play_real(
     on_episode: Callable[[int, float], None] | None = None,
     screen_flashes: bool = False,
 ) -> dict[str, Any]:
-    """Play ``episodes`` real episodes through the rollout loop; ``policy=None`` plays uniformly random discrete actions.
+    """Play ``episodes`` real episodes through the rollout loop; ``policy=None`` plays uniformly random discrete
+    actions.
 
     ``screen_flashes`` renders the damage flash, as the run's data were collected (:attr:`Preset.screen_flashes`).
 
@@ -143,8 +143,9 @@ def play_real(
     survival: list[int] = []
     dead: list[int] = []
     frames = FrameObserver(sensor)
-    with Session(settings, [sensor], scenario=scenario,
-                 configurers=[ScreenFlashes()] if screen_flashes else ()) as session:
+    with Session(
+        settings, [sensor], scenario=scenario, configurers=[ScreenFlashes()] if screen_flashes else ()
+    ) as session:
         player = ControllerPolicy(vae, rnn, policy, sensor, button_table(session.action_names), rng)
         for ep in range(episodes):
             observers = [frames] if record_frames and ep == 0 else []

@@ -21,7 +21,8 @@ def decode_latents(vae: ConvVAE, z: np.ndarray, batch: int = 256) -> np.ndarray:
 
 
 def side_by_side(dream: np.ndarray, real: np.ndarray, scale: int = 2) -> list[np.ndarray]:
-    """Frames ``[T, 64, 64, 3]`` of the dream (left) and the real game (right), the shorter one held on its last frame."""
+    """Frames ``[T, 64, 64, 3]`` of the dream (left) and the real game (right), the shorter one held on its last
+    frame."""
     T = max(len(dream), len(real))
     blank = np.zeros((64, 64, 3), np.uint8)
     frames = []

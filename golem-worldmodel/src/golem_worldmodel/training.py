@@ -16,10 +16,9 @@ import numpy as np
 import structlog
 import torch
 
-from golem.errors import GolemError
 from golem.data.store import TrajectoryStore
+from golem.errors import GolemError
 from golem.learning.checkpoints import read_metadata
-
 from golem_worldmodel.actions import N_ACTIONS
 from golem_worldmodel.checkpoints import load_module, load_optimizer, load_part, progress_of, save_part
 from golem_worldmodel.latents import Latents, store_episodes
@@ -70,7 +69,12 @@ class FrameIndex:
     def batch(self, idx: np.ndarray) -> np.ndarray:
         """uint8 ``[len(idx), 3, 64, 64]`` frames ``idx`` (flat indices)."""
         with self.store.reader() as r:
-            return np.stack([r.view(self.infos[self.episode[i]], "frames", int(self.step[i]), int(self.step[i]) + 1)[0] for i in idx])
+            return np.stack(
+                [
+                    r.view(self.infos[self.episode[i]], "frames", int(self.step[i]), int(self.step[i]) + 1)[0]
+                    for i in idx
+                ]
+            )
 
     def close(self) -> None:
         self.store.close()
@@ -92,8 +96,13 @@ def _resume(path: Path, part: str, module: torch.nn.Module, opt: torch.optim.Opt
 
 
 def train_vae(
-    path: Path, store_path: Path, preset: Preset, scenario: str | None, seed: int = 0,
-    on_epoch_start: Callable[[int, int], None] | None = None, on_batch: Progress | None = None,
+    path: Path,
+    store_path: Path,
+    preset: Preset,
+    scenario: str | None,
+    seed: int = 0,
+    on_epoch_start: Callable[[int, int], None] | None = None,
+    on_batch: Progress | None = None,
 ) -> dict[str, Any]:
     """Train (or continue) the VAE to ``preset.vae_epochs`` epochs; returns the last epoch's metrics."""
     done = int((progress_of(path) or {}).get("epochs", 0))
@@ -131,9 +140,21 @@ def train_vae(
             if on_batch is not None:
                 on_batch(b + 1, n_batches, {k: v / (b + 1) for k, v in sums.items()})
         metrics = {k: v / n_batches for k, v in sums.items()}
-        save_part(path, "vae", config, vae.state_dict(), {"epochs": epoch + 1, "frames": int(len(frames))}, opt,
-                  extra={"preset": preset.name, "metrics": metrics})
-        log.info("dream.vae.epoch", epoch=epoch + 1, seconds=round(time.perf_counter() - started, 1), **{k: round(v, 3) for k, v in metrics.items()})
+        save_part(
+            path,
+            "vae",
+            config,
+            vae.state_dict(),
+            {"epochs": epoch + 1, "frames": int(len(frames))},
+            opt,
+            extra={"preset": preset.name, "metrics": metrics},
+        )
+        log.info(
+            "dream.vae.epoch",
+            epoch=epoch + 1,
+            seconds=round(time.perf_counter() - started, 1),
+            **{k: round(v, 3) for k, v in metrics.items()},
+        )
     frames.close()
     return {"epochs": preset.vae_epochs, **metrics}
 
@@ -167,8 +188,10 @@ def load_ensemble(paths: RunPaths, count: int) -> tuple[list[MDNRNN], str]:
     for i in range(1, count):
         path = paths.member(i)
         if not path.is_file():
-            raise GolemError(f"{path} does not exist; run `golem dream train-rnn --run {paths.root}` with "
-                             f"dream.rnn_members={count} first")
+            raise GolemError(
+                f"{path} does not exist; run `golem dream train-rnn --run {paths.root}` with "
+                f"dream.rnn_members={count} first"
+            )
         members.append(load_rnn(path))
         digests.append(read_metadata(path)["sha256"])
     return members, "+".join(digests)
@@ -180,7 +203,9 @@ def sequence_windows(latents: Latents, seq_len: int) -> np.ndarray:
     return np.asarray(out, np.int64).reshape(-1, 2)
 
 
-def make_batch(latents: Latents, windows: np.ndarray, seq_len: int, rng: np.random.Generator) -> dict[str, torch.Tensor]:
+def make_batch(
+    latents: Latents, windows: np.ndarray, seq_len: int, rng: np.random.Generator
+) -> dict[str, torch.Tensor]:
     """One batch of windows, zero-padded to ``seq_len``; latents SAMPLED from the posterior.
 
     Returns ``z [B, L, Z]`` (input ``z_t``), ``actions [B, L]``, ``z_next [B, L, Z]``
@@ -209,14 +234,23 @@ def make_batch(latents: Latents, windows: np.ndarray, seq_len: int, rng: np.rand
         next_mask[i, : m - 1] = 1  # step t has a target iff frame t+1 exists
     zt = torch.from_numpy(z)
     return {
-        "z": zt[:, :L], "z_next": zt[:, 1:], "actions": torch.from_numpy(a), "reward": torch.from_numpy(r),
-        "done": torch.from_numpy(d), "step_mask": torch.from_numpy(step_mask), "next_mask": torch.from_numpy(next_mask),
+        "z": zt[:, :L],
+        "z_next": zt[:, 1:],
+        "actions": torch.from_numpy(a),
+        "reward": torch.from_numpy(r),
+        "done": torch.from_numpy(d),
+        "step_mask": torch.from_numpy(step_mask),
+        "next_mask": torch.from_numpy(next_mask),
     }
 
 
 def train_rnn(
-    path: Path, latents: Latents, preset: Preset, seed: int = 0,
-    on_epoch_start: Callable[[int, int], None] | None = None, on_batch: Progress | None = None,
+    path: Path,
+    latents: Latents,
+    preset: Preset,
+    seed: int = 0,
+    on_epoch_start: Callable[[int, int], None] | None = None,
+    on_batch: Progress | None = None,
     vae_sha256: str | None = None,
 ) -> dict[str, Any]:
     """Train (or continue) the MDN-RNN to ``preset.rnn_epochs`` epochs; returns the last epoch's metrics.
@@ -252,10 +286,20 @@ def train_rnn(
         sums = {"loss": 0.0, "mdn": 0.0, "reward": 0.0, "done": 0.0}
         started = time.perf_counter()
         for b in range(n_batches):
-            batch = make_batch(latents, windows[order[b * preset.rnn_batch : (b + 1) * preset.rnn_batch]], preset.rnn_seq_len, rng)
+            batch = make_batch(
+                latents, windows[order[b * preset.rnn_batch : (b + 1) * preset.rnn_batch]], preset.rnn_seq_len, rng
+            )
             heads, _ = rnn(batch["z"], batch["actions"])
-            losses = rnn_loss(heads, batch["z_next"], batch["next_mask"], batch["reward"], batch["done"], batch["step_mask"],
-                              preset.done_pos_weight, preset.reward_weight)
+            losses = rnn_loss(
+                heads,
+                batch["z_next"],
+                batch["next_mask"],
+                batch["reward"],
+                batch["done"],
+                batch["step_mask"],
+                preset.done_pos_weight,
+                preset.reward_weight,
+            )
             opt.zero_grad(set_to_none=True)
             losses["total"].backward()
             torch.nn.utils.clip_grad_norm_(rnn.parameters(), 1.0)
@@ -266,8 +310,19 @@ def train_rnn(
             if on_batch is not None:
                 on_batch(b + 1, n_batches, {k: v / (b + 1) for k, v in sums.items()})
         metrics = {k: v / n_batches for k, v in sums.items()}
-        save_part(path, "mdnrnn", config, rnn.state_dict(),
-                  {"epochs": epoch + 1, "steps": int(len(latents.actions)), "vae_sha256": vae_sha256}, opt,
-                  extra={"preset": preset.name, "metrics": metrics})
-        log.info("dream.rnn.epoch", epoch=epoch + 1, seconds=round(time.perf_counter() - started, 1), **{k: round(v, 4) for k, v in metrics.items()})
+        save_part(
+            path,
+            "mdnrnn",
+            config,
+            rnn.state_dict(),
+            {"epochs": epoch + 1, "steps": int(len(latents.actions)), "vae_sha256": vae_sha256},
+            opt,
+            extra={"preset": preset.name, "metrics": metrics},
+        )
+        log.info(
+            "dream.rnn.epoch",
+            epoch=epoch + 1,
+            seconds=round(time.perf_counter() - started, 1),
+            **{k: round(v, 4) for k, v in metrics.items()},
+        )
     return {"epochs": preset.rnn_epochs, **metrics}

@@ -29,10 +29,14 @@ class ConvVAE(nn.Module):
         self.z_dim = int(z_dim)
         self.channels = (c1, c2, c3, c4)
         self.encoder = nn.Sequential(
-            nn.Conv2d(3, c1, 4, 2), nn.ReLU(),
-            nn.Conv2d(c1, c2, 4, 2), nn.ReLU(),
-            nn.Conv2d(c2, c3, 4, 2), nn.ReLU(),
-            nn.Conv2d(c3, c4, 4, 2), nn.ReLU(),
+            nn.Conv2d(3, c1, 4, 2),
+            nn.ReLU(),
+            nn.Conv2d(c1, c2, 4, 2),
+            nn.ReLU(),
+            nn.Conv2d(c2, c3, 4, 2),
+            nn.ReLU(),
+            nn.Conv2d(c3, c4, 4, 2),
+            nn.ReLU(),
             nn.Flatten(),
         )
         flat = c4 * 2 * 2
@@ -40,10 +44,14 @@ class ConvVAE(nn.Module):
         self.logvar = nn.Linear(flat, self.z_dim)
         self.expand = nn.Linear(self.z_dim, 4 * c4)
         self.decoder = nn.Sequential(
-            nn.ConvTranspose2d(4 * c4, c3, 5, 2), nn.ReLU(),
-            nn.ConvTranspose2d(c3, c2, 5, 2), nn.ReLU(),
-            nn.ConvTranspose2d(c2, c1, 6, 2), nn.ReLU(),
-            nn.ConvTranspose2d(c1, 3, 6, 2), nn.Sigmoid(),
+            nn.ConvTranspose2d(4 * c4, c3, 5, 2),
+            nn.ReLU(),
+            nn.ConvTranspose2d(c3, c2, 5, 2),
+            nn.ReLU(),
+            nn.ConvTranspose2d(c2, c1, 6, 2),
+            nn.ReLU(),
+            nn.ConvTranspose2d(c1, 3, 6, 2),
+            nn.Sigmoid(),
         )
 
     def encode(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

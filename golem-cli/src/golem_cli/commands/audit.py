@@ -7,24 +7,40 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
-from golem.learning.archives import resolve_model
 from golem.diagnostics.audit import AuditPlan, AuditReport, audit, default_chart_path, parse_ids
-from golem_cli.progress import LineProgress
-from golem_cli.tables import action_scores
-from golem_cli.options import DeviceOpt, JsonOpt, PluginOpt, SetOpt, StoreOpt
+from golem.learning.archives import resolve_model
+from golem_cli.options import DeviceOpt, JsonOpt, PluginOpt, SetOpt, StoreOpt, checkpoint_option, module_option
+from golem_cli.progress import task_bar
 from golem_cli.state import state
+from golem_cli.tables import action_scores
 
 
 def audit_command(
     ctx: typer.Context,
-    model: Annotated[Optional[Path], typer.Option("--model", help="Checkpoint to audit (default: the profile's active model).", metavar="PATH")] = None,
-    episodes: Annotated[Optional[str], typer.Option("--episodes", help="Episode ids, e.g. 0,3,5-7 (default: the checkpoint's validation episodes).", metavar="IDS")] = None,
-    module: Annotated[Optional[str], typer.Option("--module", "-m", help="Audit episodes of this scenario or tag.")] = None,
-    sequence_length: Annotated[Optional[int], typer.Option("--sequence-length", "-L", min=1, help="Window length (default: the one the model was trained with).")] = None,
-    threshold: Annotated[Optional[float], typer.Option("--threshold", help="Press an action above this probability (brain.activation).")] = None,
-    chart: Annotated[Optional[Path], typer.Option("--chart", help="PNG of P/R/F1 per action (default: under data.root/reports).", metavar="PATH")] = None,
+    model: Annotated[Optional[Path], checkpoint_option("to audit", short=False)] = None,
+    episodes: Annotated[
+        Optional[str],
+        typer.Option(
+            "--episodes",
+            help="Episode ids, e.g. 0,3,5-7 (default: the checkpoint's validation episodes).",
+            metavar="IDS",
+        ),
+    ] = None,
+    module: Annotated[Optional[str], module_option("Audit")] = None,
+    sequence_length: Annotated[
+        Optional[int],
+        typer.Option(
+            "--sequence-length", "-L", min=1, help="Window length (default: the one the model was trained with)."
+        ),
+    ] = None,
+    threshold: Annotated[
+        Optional[float], typer.Option("--threshold", help="Press an action above this probability (brain.activation).")
+    ] = None,
+    chart: Annotated[
+        Optional[Path],
+        typer.Option("--chart", help="PNG of P/R/F1 per action (default: under data.root/reports).", metavar="PATH"),
+    ] = None,
     no_chart: Annotated[bool, typer.Option("--no-chart", help="Do not write the chart.")] = False,
     device: DeviceOpt = None,
     store: StoreOpt = None,
@@ -38,12 +54,10 @@ def audit_command(
     settings = st.resolve(plugin=plugin, set_=set_, flags=flags).settings
     ids = parse_ids(episodes) if episodes is not None else None
     chart_path = None if no_chart else (chart or default_chart_path(settings, resolve_model(settings, model)))
-    plan = AuditPlan(model=model, store=store, episodes=ids, module=module, sequence_length=sequence_length,
-                     chart=chart_path)
-    progress = LineProgress(
-        TextColumn("[bold]auditing[/bold]"), BarColumn(), MofNCompleteColumn(), TextColumn("steps"),
-        TimeElapsedColumn(), console=st.err, disable=as_json, transient=True,
+    plan = AuditPlan(
+        model=model, store=store, episodes=ids, module=module, sequence_length=sequence_length, chart=chart_path
     )
+    progress = task_bar(st.err, "[bold]auditing[/bold]", "steps", disable=as_json, transient=True)
     task = progress.add_task("audit", total=None)
 
     def on_start(total: int) -> None:  # the bar appears once the model and the episodes are known to be good
@@ -52,8 +66,11 @@ def audit_command(
 
     try:
         report = audit(
-            settings, st.host.registry, plan,
-            on_start=on_start, on_window=lambda w: progress.advance(task, len(w.probabilities)),
+            settings,
+            st.host.registry,
+            plan,
+            on_start=on_start,
+            on_window=lambda w: progress.advance(task, len(w.probabilities)),
         )
     finally:
         if progress.live.is_started:

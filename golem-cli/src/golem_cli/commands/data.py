@@ -12,15 +12,15 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from golem.data.arrays import array_rules
+from golem.data.store import SOURCES, EpisodeInfo, TrajectoryStore
+from golem.data.store.npz import ImportOptions, export_name, export_npz, import_npz, load_npz
 from golem.errors import GolemError
 from golem.profiles import PROFILES
 from golem.settings import GolemSettings
-from golem.data.store import SOURCES, EpisodeInfo, TrajectoryStore
-from golem.data.arrays import array_rules
-from golem.data.store.npz import ImportOptions, export_name, export_npz, import_npz, load_npz
-from golem_cli.tables import human_bytes
 from golem_cli.options import JsonOpt, StoreOpt
 from golem_cli.state import AppState, state
+from golem_cli.tables import human_bytes
 
 app = typer.Typer(help="The trajectory store: list, info, verify, import, export, delete.", no_args_is_help=True)
 
@@ -55,24 +55,41 @@ def _check_source(source: str | None) -> None:
 
 def _progress(st: AppState, enabled: bool) -> Progress:
     return Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-        console=st.err, disable=not enabled, transient=True,
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=st.err,
+        disable=not enabled,
+        transient=True,
     )
 
 
 def _row(info: EpisodeInfo) -> dict[str, object]:
     m = info.meta
     return {
-        "id": info.id, "source": m.source, "scenario": m.scenario, "map": m.map, "profile": m.profile,
-        "length": info.length, "return": m.total_return, "sensors": m.sensors, "tags": m.tags,
-        "created": m.created, "bytes": info.nbytes,
+        "id": info.id,
+        "source": m.source,
+        "scenario": m.scenario,
+        "map": m.map,
+        "profile": m.profile,
+        "length": info.length,
+        "return": m.total_return,
+        "sensors": m.sensors,
+        "tags": m.tags,
+        "created": m.created,
+        "bytes": info.nbytes,
     }
 
 
 @app.command("list")
 def list_(
-    ctx: typer.Context, store: StoreOpt = None, source: SourceOpt = None, scenario: ScenarioOpt = None,
-    tag: TagOpt = None, as_json: JsonOpt = False,
+    ctx: typer.Context,
+    store: StoreOpt = None,
+    source: SourceOpt = None,
+    scenario: ScenarioOpt = None,
+    tag: TagOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """List the episodes in the store (filtered by source, scenario, tags)."""
     st, settings = _settings(ctx)
@@ -91,8 +108,15 @@ def list_(
     for info in infos:
         m = info.meta
         row = [
-            str(info.id), m.source, m.scenario + (f" {m.map}" if m.map else ""), m.profile, str(info.length),
-            f"{m.total_return:.2f}", ",".join(m.sensors), ",".join(m.tags), m.created,
+            str(info.id),
+            m.source,
+            m.scenario + (f" {m.map}" if m.map else ""),
+            m.profile,
+            str(info.length),
+            f"{m.total_return:.2f}",
+            ",".join(m.sensors),
+            ",".join(m.tags),
+            m.created,
         ]
         if corrections:
             row.append(corrected(m.extra) if m.source == "recovery" else "")
@@ -210,9 +234,13 @@ def _npz_files(paths: list[Path]) -> list[Path]:
 @app.command("import")
 def import_(
     ctx: typer.Context,
-    paths: Annotated[list[Path], typer.Argument(
-        help=".npz files or folders holding them; with --format minari, dataset ids (found in "
-        "$MINARI_DATASETS_PATH, else ~/.minari/datasets) or dataset folders.")],
+    paths: Annotated[
+        list[Path],
+        typer.Argument(
+            help=".npz files or folders holding them; with --format minari, dataset ids (found in "
+            "$MINARI_DATASETS_PATH, else ~/.minari/datasets) or dataset folders."
+        ),
+    ],
     store: StoreOpt = None,
     source: Annotated[str, typer.Option("--source", help=f"Source of the episodes: {', '.join(SOURCES)}.")] = "human",
     tag: Annotated[Optional[list[str]], typer.Option("--tag", help="Tag every imported episode. Repeatable.")] = None,
@@ -233,9 +261,15 @@ def import_(
     _check_format(fmt)
     profile = settings.brain.profile
     options = ImportOptions(
-        profile=profile, action_names=PROFILES[profile], sensors=tuple(settings.brain.sensors),
-        scenario=settings.game.scenario, map=settings.game.doom_map, seed=settings.game.seed,
-        source=source, tags=tuple(tag or ()), settings=settings,
+        profile=profile,
+        action_names=PROFILES[profile],
+        sensors=tuple(settings.brain.sensors),
+        scenario=settings.game.scenario,
+        map=settings.game.doom_map,
+        seed=settings.game.seed,
+        source=source,
+        tags=tuple(tag or ()),
+        settings=settings,
     )
     rules = array_rules(st.host.registry)
     if fmt == "minari":
@@ -265,8 +299,14 @@ def import_(
 
 
 def _import_minari(
-    st: AppState, settings: GolemSettings, names: list[Path], store: Path | None, options: ImportOptions,
-    rules: dict, chunk_steps: int, as_json: bool,
+    st: AppState,
+    settings: GolemSettings,
+    names: list[Path],
+    store: Path | None,
+    options: ImportOptions,
+    rules: dict,
+    chunk_steps: int,
+    as_json: bool,
 ) -> None:
     """``golem data import --format minari``: check every dataset, then write them."""
     from golem.data.store.minari_format import check_minari, import_minari, open_minari
@@ -280,8 +320,9 @@ def _import_minari(
         for found in sources:
             for episode_id in import_minari(opened, found, options, rules):
                 info = opened.get(episode_id)
-                imported.append({"dataset": found.name, "id": episode_id, "steps": info.length,
-                                 "source": info.meta.source})
+                imported.append(
+                    {"dataset": found.name, "id": episode_id, "steps": info.length, "source": info.meta.source}
+                )
     if as_json:
         st.out.print_json(json.dumps({"store": str(target), "imported": imported}))
         return
@@ -292,18 +333,26 @@ def _import_minari(
 @app.command("export")
 def export(
     ctx: typer.Context,
-    out_dir: Annotated[Path, typer.Argument(
-        help="Folder to write episode-NNNNNN.npz files into; with --format minari, the dataset id "
-        "(namespace/name-vN, e.g. golem/basic/expert-v0).")],
+    out_dir: Annotated[
+        Path,
+        typer.Argument(
+            help="Folder to write episode-NNNNNN.npz files into; with --format minari, the dataset id "
+            "(namespace/name-vN, e.g. golem/basic/expert-v0)."
+        ),
+    ],
     episode: Annotated[Optional[list[int]], typer.Option("--episode", "-e", help="Episode id. Repeatable.")] = None,
     store: StoreOpt = None,
     source: SourceOpt = None,
     scenario: ScenarioOpt = None,
     tag: TagOpt = None,
     fmt: FormatOpt = "npz",
-    out: Annotated[Optional[Path], typer.Option(
-        "--out", help="With --format minari: the datasets folder (default $MINARI_DATASETS_PATH, "
-        "else ~/.minari/datasets).")] = None,
+    out: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--out",
+            help="With --format minari: the datasets folder (default $MINARI_DATASETS_PATH, else ~/.minari/datasets).",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Export episodes as .npz in the stored layout (re-importable bit for bit), or as a Minari dataset; default all."""
@@ -316,17 +365,25 @@ def export(
         from golem.data.store.minari_format import export_minari
 
         with _open(settings, store) as opened:
-            infos = [opened.get(i) for i in episode] if episode else opened.episodes(
-                source=source, scenario=scenario, tags=tag)
+            infos = (
+                [opened.get(i) for i in episode]
+                if episode
+                else opened.episodes(source=source, scenario=scenario, tags=tag)
+            )
             if not infos:
                 raise GolemError(f"no episodes to export from {opened.path}")
             done = export_minari(opened, infos, str(out_dir), array_rules(st.host.registry), out=out)
         if as_json:
-            st.out.print_json(json.dumps({"dataset": done.dataset_id, "path": str(done.path),
-                                          "episodes": done.episodes, "steps": done.steps}))
+            st.out.print_json(
+                json.dumps(
+                    {"dataset": done.dataset_id, "path": str(done.path), "episodes": done.episodes, "steps": done.steps}
+                )
+            )
             return
-        st.out.print(f"exported {len(done.episodes)} episode(s), {done.steps} steps as Minari dataset "
-                     f"{done.dataset_id} in {done.path}")
+        st.out.print(
+            f"exported {len(done.episodes)} episode(s), {done.steps} steps as Minari dataset "
+            f"{done.dataset_id} in {done.path}"
+        )
         return
     with _open(settings, store) as opened:
         if episode:

@@ -18,16 +18,17 @@ from typing import Annotated, Any
 import typer
 from rich.panel import Panel
 
+from golem.data.store import TrajectoryStore
 from golem.diagnostics.audit import AuditPlan, audit
 from golem.diagnostics.evaluation import EvalPlan, evaluate
-from golem.data.recording import RecordPlan, record, resolve_expert
-from golem.data.store import TrajectoryStore
 from golem.learning.checkpoints import read_metadata
 from golem.learning.training import TrainPlan, train
 from golem.runtime.agent import model_threshold
-from golem_cli.progress import TrainingView
+from golem.workflows.recording import RecordPlan, record, resolve_expert
 from golem_cli.commands.audit import print_report as print_audit
 from golem_cli.commands.evaluate import scoreboard_table
+from golem_cli.options import WorkersOpt
+from golem_cli.progress import TrainingView
 from golem_cli.state import state
 
 #: Settings the demo uses unless the user's own (file, env, --set) say otherwise.
@@ -45,12 +46,12 @@ DEMO_SETTINGS: dict[str, Any] = {
 
 def demo_command(
     ctx: typer.Context,
-    out: Annotated[Path, typer.Option("--out", help="Folder for the demo's store, models and reports (its store is recreated).")] = Path(
-        "golem-data/demo"
-    ),
+    out: Annotated[
+        Path, typer.Option("--out", help="Folder for the demo's store, models and reports (its store is recreated).")
+    ] = Path("golem-data/demo"),
     episodes: Annotated[int, typer.Option("--episodes", "-n", min=4, help="Expert episodes to record.")] = 240,
     eval_episodes: Annotated[int, typer.Option("--eval-episodes", min=1, help="Evaluation episodes per policy.")] = 20,
-    workers: Annotated[int, typer.Option("--workers", "-w", min=1, help="Parallel engine processes.")] = 2,
+    workers: WorkersOpt = 2,
     expert: Annotated[str, typer.Option("--expert", help="Scripted expert to learn from.")] = "basic",
 ) -> None:
     """Record → train → audit → evaluate: prints the scoreboard and where the files went."""
@@ -84,13 +85,19 @@ def demo_command(
     t = stage("record", t)
 
     cfg = settings.training
-    budget = f"{cfg.updates} updates" if cfg.updates else f"{cfg.epochs} epochs, more if needed for {cfg.min_updates} updates"
+    budget = (
+        f"{cfg.updates} updates"
+        if cfg.updates
+        else f"{cfg.epochs} epochs, more if needed for {cfg.min_updates} updates"
+    )
     st.out.rule(f"2/4 train {settings.brain.model} ({cfg.loss} loss, {budget})")
     with TrainingView(st.err, cfg.epochs) as view:
         result = train(settings, registry, TrainPlan(store=store_path), on_batch=view.on_batch, on_epoch=view.on_epoch)
     final = result.validation.to_dict() if result.validation else {}
-    st.out.print(f"trained {len(result.history)} epochs ({result.updates} updates); validation exact match "
-                 f"{final.get('exact_match', float('nan')):.3f} → {result.active}")
+    st.out.print(
+        f"trained {len(result.history)} epochs ({result.updates} updates); validation exact match "
+        f"{final.get('exact_match', float('nan')):.3f} → {result.active}"
+    )
     t = stage("train", t)
 
     st.out.rule("3/4 audit on held-out episodes (contiguous streams, carried state)")
@@ -104,8 +111,12 @@ def demo_command(
         settings,
         registry,
         EvalPlan(
-            model_path=result.active, scenario=scenario, episodes=eval_episodes, workers=workers,
-            threshold=model_threshold(read_metadata(result.active), settings.brain.activation), expert=expert,
+            model_path=result.active,
+            scenario=scenario,
+            episodes=eval_episodes,
+            workers=workers,
+            threshold=model_threshold(read_metadata(result.active), settings.brain.activation),
+            expert=expert,
         ),
     )
     results_path = board.write(out / "reports" / "scoreboard.json")
@@ -115,14 +126,17 @@ def demo_command(
 
     total = time.perf_counter() - started
     (out / "reports" / "demo.json").write_text(
-        json.dumps({"timings_s": timings, "total_s": round(total, 1), "share": share, "summary": board.summary()}, indent=2)
+        json.dumps(
+            {"timings_s": timings, "total_s": round(total, 1), "share": share, "summary": board.summary()}, indent=2
+        )
         + "\n"
     )
     raw = f"{share['raw']:.0%}" if share["raw"] is not None else "n/a"
     normalised = f"{share['normalised']:.0%}" if share["normalised"] is not None else "n/a"
     st.out.print(
         Panel.fit(
-            f"the trained agent scores {raw} of the expert's mean return ({normalised} of the way from random to expert)\n"
+            f"the trained agent scores {raw} of the expert's mean return "
+            f"({normalised} of the way from random to expert)\n"
             f"store      {store_path}\n"
             f"model      {result.active}\n"
             f"audit      {report.chart}\n"

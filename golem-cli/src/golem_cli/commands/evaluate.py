@@ -7,17 +7,31 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from golem.runtime.rollout import EpisodeResult
 from golem.diagnostics.evaluation import EVAL_START_SEED, EvalPlan, Scoreboard, evaluate, evaluate_maps, expert_for
 from golem.errors import GolemError
-from golem.runtime.generated import generated_maps
-from golem.runtime.scenarios import resolve_scenario
-from golem_cli.progress import LineProgress
-from golem_cli.commands.play import resolve_player
-from golem_cli.options import GeneratorOpt, JsonOpt, MapsOpt, MaxStepsOpt, PluginOpt, ProcgenPhaseOpt, SetOpt, WorkersOpt
+from golem.runtime.rollout import EpisodeResult
+from golem.scenarios import resolve_scenario
+from golem_cli.options import (
+    FrameSkipOpt,
+    GeneratorOpt,
+    JsonOpt,
+    MapsOpt,
+    MaxStepsOpt,
+    ModelScenarioOpt,
+    PluginOpt,
+    ProcgenChoice,
+    ProcgenPhaseOpt,
+    SetOpt,
+    WorkersOpt,
+    check_suffixes,
+    checkpoint_option,
+    episodes_option,
+    seed_option,
+)
+from golem_cli.player import choose_player
+from golem_cli.progress import task_bar
 from golem_cli.state import state
 
 
@@ -58,15 +72,31 @@ def scoreboard_table(board: Scoreboard) -> Table:
 
 def evaluate_command(
     ctx: typer.Context,
-    model: Annotated[Optional[Path], typer.Option("--model", "-m", help="Checkpoint to judge (default: the profile's active model).", metavar="PATH")] = None,
-    scenario: Annotated[Optional[str], typer.Option("--scenario", "-s", help="Scenario name, .cfg or .wad (default: the model's, else game.scenario).")] = None,
-    episodes: Annotated[int, typer.Option("--episodes", "-n", min=1, help="Episodes per policy.")] = 10,
+    model: Annotated[Optional[Path], checkpoint_option("to judge")] = None,
+    scenario: ModelScenarioOpt = None,
+    episodes: Annotated[int, episodes_option("Episodes per policy.")] = 10,
     workers: WorkersOpt = 1,
-    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the first episode; episode i uses seed+i (away from training seeds).")] = EVAL_START_SEED,
+    seed: Annotated[
+        int, seed_option("Seed of the first episode; episode i uses seed+i (away from training seeds).")
+    ] = EVAL_START_SEED,
     max_steps: MaxStepsOpt = None,
-    frame_skip: Annotated[Optional[int], typer.Option("--frame-skip", min=1, max=35, help="Tics each decision holds its buttons (game.frame_skip); the model integrates them unless game.timespans=unit.")] = None,
-    baselines: Annotated[bool, typer.Option("--baselines/--no-baselines", help="Also play the random policy and the expert (--no-baselines: the model alone, no shares).")] = True,
-    out: Annotated[Optional[list[Path]], typer.Option("--out", "-o", help="Write per-episode results to .json (with the summary) or .csv. Repeatable.", metavar="PATH")] = None,
+    frame_skip: FrameSkipOpt = None,
+    baselines: Annotated[
+        bool,
+        typer.Option(
+            "--baselines/--no-baselines",
+            help="Also play the random policy and the expert (--no-baselines: the model alone, no shares).",
+        ),
+    ] = True,
+    out: Annotated[
+        Optional[list[Path]],
+        typer.Option(
+            "--out",
+            "-o",
+            help="Write per-episode results to .json (with the summary) or .csv. Repeatable.",
+            metavar="PATH",
+        ),
+    ] = None,
     procgen_phase: ProcgenPhaseOpt = None,
     maps: MapsOpt = 10,
     generator: GeneratorOpt = "builtin",
@@ -82,31 +112,35 @@ def evaluate_command(
     maps, which start at seed 0); "goal reached" is the share of maps whose exit it reached.
     """
     st = state(ctx)
-    for target in out or []:
-        if target.suffix.lower() not in (".json", ".csv"):
-            raise typer.BadParameter(f"{target.name}: must end in .json or .csv", param_hint="--out")
-    resolved = st.resolve(plugin=plugin, set_=set_, flags={"game.scenario": scenario, "game.frame_skip": frame_skip})
+    check_suffixes(out, (".json", ".csv"), "--out")
     registry = st.host.registry
-    path, _, scenario_name, threshold, settings = resolve_player(resolved, model, registry)
+    _, (path, _, scenario_name, threshold, settings) = choose_player(
+        st, model, plugin, set_, scenario=scenario, frame_skip=frame_skip
+    )
     made = []
-    if procgen_phase is not None:
+    procgen = ProcgenChoice(procgen_phase, maps, generator)
+    if procgen.given:
         if scenario is not None:
             raise GolemError("--procgen-phase plays generated maps: leave out --scenario")
-        made = generated_maps(settings, registry, procgen_phase, maps, seed, generator)
+        made = procgen.build(settings, registry, seed)
         scenario_name = made[0].scenario
         episodes = len(made)
     resolve_scenario(scenario_name, settings.game.doom_map)  # unknown names fail before any worker starts
     expert = expert_for(registry, scenario_name)
     plan = EvalPlan(
-        model_path=path, scenario=scenario_name, episodes=episodes, workers=workers, start_seed=seed,
-        max_steps=max_steps, threshold=threshold, expert=expert, baselines=baselines,
+        model_path=path,
+        scenario=scenario_name,
+        episodes=episodes,
+        workers=workers,
+        start_seed=seed,
+        max_steps=max_steps,
+        threshold=threshold,
+        expert=expert,
+        baselines=baselines,
         frame_skip=int(settings.game.frame_skip),
     )
     total = episodes * len(plan.roles)
-    progress = LineProgress(
-        TextColumn("[bold]evaluating[/bold] {task.fields[what]}"), BarColumn(), MofNCompleteColumn(),
-        TimeElapsedColumn(), console=st.err, transient=True,
-    )
+    progress = task_bar(st.err, "[bold]evaluating[/bold] {task.fields[what]}", transient=True)
     with progress:
         task = progress.add_task("evaluate", total=total, what=f"{path.name} on {scenario_name}")
 
@@ -133,13 +167,15 @@ def evaluate_command(
         st.out.print(
             f"model's share of the expert: normalised {norm} ((model − random)/(expert − random)), "
             f"raw {raw} (model/expert)",
-            highlight=False, soft_wrap=True,
+            highlight=False,
+            soft_wrap=True,
         )
     latency = summary["model_latency_ms"]
     if latency:
         st.out.print(
             f"model decision time per tic: p50 {latency['total_p50_ms']:.2f} ms, p99 {latency['total_p99_ms']:.2f} ms",
-            highlight=False, soft_wrap=True,
+            highlight=False,
+            soft_wrap=True,
         )
     for target in written:
         st.out.print(f"results → {target}", highlight=False, soft_wrap=True)

@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from golem.diagnostics.examine import examine
-from golem_cli.options import DeviceOpt, JsonOpt, PluginOpt, SetOpt, StoreOpt
+from golem_cli.options import DeviceOpt, JsonOpt, PluginOpt, SetOpt, StoreOpt, checkpoint_option
 from golem_cli.state import state
 
 
@@ -17,8 +17,11 @@ def examine_command(
     ctx: typer.Context,
     episode: Annotated[int, typer.Option("--episode", "-e", min=0, help="Episode id in the store.")],
     step: Annotated[int, typer.Option("--step", "-t", min=0, help="Step of the episode to explain (0-based).")] = 0,
-    model: Annotated[Optional[Path], typer.Option("--model", help="Checkpoint (default: the profile's active model).", metavar="PATH")] = None,
-    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="PNG to write (default: under data.root/reports).", metavar="PATH")] = None,
+    model: Annotated[Optional[Path], checkpoint_option(short=False)] = None,
+    out: Annotated[
+        Optional[Path],
+        typer.Option("--out", "-o", help="PNG to write (default: under data.root/reports).", metavar="PATH"),
+    ] = None,
     device: DeviceOpt = None,
     store: StoreOpt = None,
     plugin: PluginOpt = None,

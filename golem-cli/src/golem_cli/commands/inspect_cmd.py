@@ -10,7 +10,7 @@ from rich.table import Table
 
 from golem.data.inspection import IDLE_WARNING, inspect_episodes
 from golem.data.store import TrajectoryStore
-from golem_cli.options import JsonOpt, SetOpt, StoreOpt
+from golem_cli.options import JsonOpt, SetOpt, StoreOpt, store_path
 from golem_cli.state import state
 
 
@@ -26,10 +26,11 @@ def inspect_command(
     """Shapes and value ranges per modality, action balance, idle share and per-episode returns."""
     st = state(ctx)
     settings = st.resolve(set_=set_).settings
-    path = store if store is not None else settings.store_path()
+    path = store_path(settings, store)
     with TrajectoryStore.open(path) as opened:
         infos = [
-            i for i in opened.episodes(source=source, scenario=scenario, tags=tag)
+            i
+            for i in opened.episodes(source=source, scenario=scenario, tags=tag)
             if i.meta.profile == settings.brain.profile
         ]
         report = inspect_episodes(opened, infos)
@@ -42,7 +43,14 @@ def inspect_command(
     for col in ("array", "shape", "dtype", "min", "max", "mean"):
         mods.add_column(col, justify="right" if col in ("min", "max", "mean") else "left")
     for key, m in data["modalities"].items():
-        mods.add_row(key, "×".join(map(str, m["shape"])) or "scalar", m["dtype"], f"{m['min']:.3g}", f"{m['max']:.3g}", f"{m['mean']:.3g}")
+        mods.add_row(
+            key,
+            "×".join(map(str, m["shape"])) or "scalar",
+            m["dtype"],
+            f"{m['min']:.3g}",
+            f"{m['max']:.3g}",
+            f"{m['mean']:.3g}",
+        )
     st.out.print(mods)
 
     acts = Table(title="Actions")

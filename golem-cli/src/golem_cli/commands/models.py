@@ -11,9 +11,9 @@ from rich.table import Table
 
 from golem.errors import GolemError
 from golem.learning.archives import ArchiveEntry, activate, active_models, list_archives
-from golem_cli.tables import human_bytes, number
 from golem_cli.options import JsonOpt, SetOpt
 from golem_cli.state import state
+from golem_cli.tables import human_bytes, number
 
 app = typer.Typer(help="Trained models: archives and the active model per profile.", no_args_is_help=True)
 
@@ -21,7 +21,9 @@ app = typer.Typer(help="Trained models: archives and the active model per profil
 @app.command("list")
 def list_command(
     ctx: typer.Context,
-    profile: Annotated[Optional[str], typer.Option("--profile", help="Only this action profile (default: every profile).")] = None,
+    profile: Annotated[
+        Optional[str], typer.Option("--profile", help="Only this action profile (default: every profile).")
+    ] = None,
     set_: SetOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -36,10 +38,14 @@ def list_command(
     for active in damaged:
         st.out.print(
             f"[red]profile {active.profile}: the active model is damaged[/red] ({active.error}); "
-            f"choose another with `golem models activate N`", highlight=False, soft_wrap=True,
+            f"choose another with `golem models activate N`",
+            highlight=False,
+            soft_wrap=True,
         )
     if not entries:
-        st.out.print(f"no archived models under {settings.data.root / 'models'}; run `golem run train`", highlight=False)
+        st.out.print(
+            f"no archived models under {settings.data.root / 'models'}; run `golem run train`", highlight=False
+        )
         return
     for name in dict.fromkeys(e.profile for e in entries):
         rows = [e for e in entries if e.profile == name]
@@ -47,7 +53,9 @@ def list_command(
         for col in ("#", "created", "size", "model", "sensors", "epochs", "loss", "lr", "exact", "F1"):
             numeric = col in ("#", "size", "epochs", "lr", "exact", "F1")
             table.add_column(
-                col, justify="right" if numeric else "left", no_wrap=col == "created",
+                col,
+                justify="right" if numeric else "left",
+                no_wrap=col == "created",
                 overflow="fold" if col == "sensors" else "ellipsis",
             )
         for i, e in enumerate(rows, 1):
@@ -68,17 +76,27 @@ def _row(e: ArchiveEntry) -> list[str]:
     val = e.validation or {}
     created = (e.created or "—").replace("T", " ")[:16] + (" *" if e.active else "")
     return [
-        created, human_bytes(e.bytes, short=True), e.model or "—", ",".join(e.sensors),
-        str(e.epochs) if e.epochs is not None else "—", e.loss or "—", number(e.learning_rate, "g"),
-        number(val.get("exact_match")), number(e.mean_f1),
+        created,
+        human_bytes(e.bytes, short=True),
+        e.model or "—",
+        ",".join(e.sensors),
+        str(e.epochs) if e.epochs is not None else "—",
+        e.loss or "—",
+        number(e.learning_rate, "g"),
+        number(val.get("exact_match")),
+        number(e.mean_f1),
     ]
 
 
 @app.command("activate")
 def activate_command(
     ctx: typer.Context,
-    archive: Annotated[str, typer.Argument(help="An archive's path, or its number in `golem models list` for --profile.")],
-    profile: Annotated[Optional[str], typer.Option("--profile", help="Profile whose listing numbers ARCHIVE (default: brain.profile).")] = None,
+    archive: Annotated[
+        str, typer.Argument(help="An archive's path, or its number in `golem models list` for --profile.")
+    ],
+    profile: Annotated[
+        Optional[str], typer.Option("--profile", help="Profile whose listing numbers ARCHIVE (default: brain.profile).")
+    ] = None,
     set_: SetOpt = None,
 ) -> None:
     """Make an archived checkpoint its profile's active model (checked whole first, replaced atomically)."""
@@ -90,7 +108,9 @@ def activate_command(
         entries = list_archives(settings, name)
         index = int(archive)
         if not 1 <= index <= len(entries):
-            raise GolemError(f"profile {name} has {len(entries)} archive(s); {index} is not one of them (see `golem models list`)")
+            raise GolemError(
+                f"profile {name} has {len(entries)} archive(s); {index} is not one of them (see `golem models list`)"
+            )
         path = Path(entries[index - 1].path)
     active = activate(settings, path)
     st.out.print(f"active model → {active} (from {path})", highlight=False, soft_wrap=True)

@@ -11,18 +11,26 @@ import numpy as np
 import typer
 from rich.table import Table
 
-from golem.registry import Registry
-from golem.runtime.agent import at_trained_frame_skip, check_compatible, load_agent, settings_for_model, trained_scenario, model_threshold
-from golem.runtime.rollout import EpisodeResult, run_episode
-from golem.runtime.video import VIDEO_FPS, VideoObserver, VideoWriter
-from golem.learning.archives import resolve_model
-from golem.learning.checkpoints import read_metadata
 from golem.profiles import PROFILES
-from golem.data.recording import build_sensors
+from golem.runtime.agent import check_compatible, load_agent
+from golem.runtime.rollout import EpisodeResult, run_episode
 from golem.runtime.session import Session, check_display
-from golem.settings import GolemSettings, ResolvedSettings
-from golem_cli.options import JsonOpt, MaxStepsOpt, PluginOpt, SetOpt
+from golem.runtime.video import VIDEO_FPS, VideoObserver, VideoWriter
+from golem.workflows.recording import build_sensors
+from golem_cli.options import (
+    FrameSkipOpt,
+    JsonOpt,
+    MaxStepsOpt,
+    ModelScenarioOpt,
+    PluginOpt,
+    SetOpt,
+    checkpoint_option,
+    episodes_option,
+    seed_option,
+)
+from golem_cli.player import choose_player
 from golem_cli.state import state
+
 
 class RealTime:
     """Configurer: the engine runs at its own 35 Hz clock (``Mode.ASYNC_PLAYER``) so a person can watch."""
@@ -32,33 +40,6 @@ class RealTime:
 
         game.set_mode(vzd.Mode.ASYNC_PLAYER)
         game.set_ticrate(VIDEO_FPS)
-
-
-def resolve_player(
-    resolved: ResolvedSettings, model: Path | None, registry: Registry
-) -> tuple[Path, dict[str, Any], str, float | list[float], GolemSettings]:
-    """``(checkpoint, metadata, scenario, threshold, settings)`` for play/evaluate.
-
-    The scenario is the one given (flag, ``--set``, file, environment), else the
-    one in the model's metadata — a shipped scenario's name only, a path there is
-    refused (:func:`golem.runtime.agent.trained_scenario`) — else ``game.scenario``'s default. The threshold
-    is a given ``brain.activation``, else the model's per-action thresholds
-    calibrated on validation, else the activation it was trained with, else the default. The
-    settings take the model's profile, sensors and sensor settings where none
-    were given (:func:`golem.runtime.agent.settings_for_model`), and every policy decides
-    as often as the model's demonstrations did (``data.frame_skip``) unless
-    ``game.frame_skip`` was given.
-    """
-    path = resolve_model(resolved.settings, model)
-    metadata = read_metadata(path)
-    settings = at_trained_frame_skip(settings_for_model(resolved, metadata, registry), resolved.sources, metadata)
-    scenario = settings.game.scenario
-    if "game.scenario" not in resolved.sources:
-        scenario = trained_scenario(metadata, path) or scenario
-    threshold: float | list[float] = settings.brain.activation
-    if "brain.activation" not in resolved.sources:
-        threshold = model_threshold(metadata, threshold)
-    return path, metadata, scenario, threshold, settings
 
 
 def episode_line(index: int, result: EpisodeResult) -> str:
@@ -73,14 +54,21 @@ def episode_line(index: int, result: EpisodeResult) -> str:
 
 def play_command(
     ctx: typer.Context,
-    model: Annotated[Optional[Path], typer.Option("--model", "-m", help="Checkpoint to play (default: the profile's active model).", metavar="PATH")] = None,
-    scenario: Annotated[Optional[str], typer.Option("--scenario", "-s", help="Scenario name, .cfg or .wad (default: the model's, else game.scenario).")] = None,
-    episodes: Annotated[int, typer.Option("--episodes", "-n", min=1, help="Episodes to play.")] = 1,
-    seed: Annotated[Optional[int], typer.Option("--seed", min=0, help="Seed of the first episode; episode i uses seed+i (default: game.seed).")] = None,
+    model: Annotated[Optional[Path], checkpoint_option("to play")] = None,
+    scenario: ModelScenarioOpt = None,
+    episodes: Annotated[int, episodes_option("Episodes to play.")] = 1,
+    seed: Annotated[
+        Optional[int], seed_option("Seed of the first episode; episode i uses seed+i (default: game.seed).")
+    ] = None,
     max_steps: MaxStepsOpt = None,
-    frame_skip: Annotated[Optional[int], typer.Option("--frame-skip", min=1, max=35, help="Tics each decision holds its buttons (game.frame_skip); the model integrates them unless game.timespans=unit.")] = None,
-    window: Annotated[bool, typer.Option("--window", help="Watch in a game window at real speed (needs a display).")] = False,
-    video: Annotated[Optional[Path], typer.Option("--video", help="Write the screens the model saw to a .gif or .mp4.", metavar="PATH")] = None,
+    frame_skip: FrameSkipOpt = None,
+    window: Annotated[
+        bool, typer.Option("--window", help="Watch in a game window at real speed (needs a display).")
+    ] = False,
+    video: Annotated[
+        Optional[Path],
+        typer.Option("--video", help="Write the screens the model saw to a .gif or .mp4.", metavar="PATH"),
+    ] = None,
     json_: JsonOpt = False,
     plugin: PluginOpt = None,
     set_: SetOpt = None,
@@ -89,10 +77,10 @@ def play_command(
     st = state(ctx)
     if window:
         check_display()
-    resolved = st.resolve(plugin=plugin, set_=set_, flags={"game.scenario": scenario, "game.seed": seed,
-                                                                "game.frame_skip": frame_skip})
     registry = st.host.registry
-    path, _, scenario_name, threshold, settings = resolve_player(resolved, model, registry)
+    _, (path, _, scenario_name, threshold, settings) = choose_player(
+        st, model, plugin, set_, scenario=scenario, seed=seed, frame_skip=frame_skip
+    )
     writer = VideoWriter(video) if video is not None else None
     agent = load_agent(path, registry, threshold)
     sensors = build_sensors(settings, registry)
@@ -121,8 +109,12 @@ def play_command(
     latency = agent.latency_ms()
     if json_:
         out = {
-            "model": str(path), "scenario": scenario_name, "threshold": threshold,
-            "episodes": [r.as_dict() for r in results], "seconds": round(seconds, 3), "latency_ms": latency,
+            "model": str(path),
+            "scenario": scenario_name,
+            "threshold": threshold,
+            "episodes": [r.as_dict() for r in results],
+            "seconds": round(seconds, 3),
+            "latency_ms": latency,
             "video": str(video) if video is not None else None,
         }
         st.out.print_json(json.dumps(out))
@@ -141,7 +133,9 @@ def play_command(
     if latency:
         st.out.print(
             f"decision time per tic: p50 {latency['total_p50_ms']:.2f} ms, p99 {latency['total_p99_ms']:.2f} ms "
-            f"(a tic is 28.6 ms)", highlight=False, soft_wrap=True,
+            f"(a tic is 28.6 ms)",
+            highlight=False,
+            soft_wrap=True,
         )
     if writer is not None:
         st.out.print(f"video: {writer.frames} frames → {video}", highlight=False, soft_wrap=True)

@@ -5,33 +5,84 @@ from __future__ import annotations
 from typing import Annotated, Optional
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
-from golem.errors import GolemError
-from golem.data.recording import (
-    Episode, RecordPlan, continuing_seeds, expert_plays, record, require_sensors, resolve_expert,
-)
-from golem.runtime.generated import generated_maps
-from golem.runtime.scenarios import scenario_spec, resolve_scenario
-from golem.selection import check_selected
-from golem.runtime.session import check_display
 from golem.data.store import TrajectoryStore
-from golem_cli.progress import LineProgress
-from golem_cli.options import GeneratorOpt, MapsOpt, MaxStepsOpt, PluginOpt, ProcgenPhaseOpt, SetOpt, StoreOpt
+from golem.errors import GolemError
+from golem.runtime.session import check_display
+from golem.scenarios import SCENARIO_SPECS, ScenarioSpec, resolve_scenario, scenario_spec
+from golem.selection import check_selected
+from golem.workflows.recording import (
+    Episode,
+    RecordPlan,
+    continuing_seeds,
+    expert_plays,
+    record,
+    require_sensors,
+    resolve_expert,
+)
+from golem_cli.options import (
+    ExpertScenarioOpt,
+    GeneratorOpt,
+    MapsOpt,
+    MaxStepsOpt,
+    PluginOpt,
+    ProcgenChoice,
+    ProcgenPhaseOpt,
+    SetOpt,
+    StoreOpt,
+    TagOpt,
+    episodes_option,
+    game_flags,
+    seed_option,
+    store_path,
+    workers_option,
+)
+from golem_cli.progress import task_bar
 from golem_cli.state import state
+
+#: Episodes a person records when --episodes is not given (an expert records its scenario spec's).
+HUMAN_EPISODES = 10
+
+
+def _episodes_help() -> str:
+    counts = sorted(spec.episodes for spec in SCENARIO_SPECS.values())
+    return (
+        f"Episodes to record (default: the scenario's with --expert, {counts[0]:,}–{counts[-1]:,} on the shipped "
+        f"scenarios and {ScenarioSpec().episodes} on others; {HUMAN_EPISODES} with --human)."
+    )
+
+
+def default_episodes(scenario: str, human: bool) -> int:
+    """Episodes to record when ``--episodes`` is not given: the scenario spec's for an expert, a few for a person."""
+    return HUMAN_EPISODES if human else scenario_spec(scenario).episodes
 
 
 def record_command(
     ctx: typer.Context,
-    expert: Annotated[Optional[str], typer.Option("--expert", "-e", help="Scripted expert to record (see `golem plugins list`).")] = None,
-    human: Annotated[bool, typer.Option("--human", help="Record yourself: a game window opens, play with the game's keys.")] = False,
-    episodes: Annotated[int, typer.Option("--episodes", "-n", min=1, help="Episodes to record.")] = 10,
-    workers: Annotated[int, typer.Option("--workers", "-w", min=1, max=64, help="Parallel engine processes (experts).")] = 1,
-    scenario: Annotated[Optional[str], typer.Option("--scenario", "-s", help="Scenario name, .cfg or .wad (default: the expert's own).")] = None,
-    seed: Annotated[Optional[int], typer.Option("--seed", min=0, help="Seed of the first episode; episode i uses seed+i.")] = None,
-    tag: Annotated[Optional[list[str]], typer.Option("--tag", help="Label stored with each episode. Repeatable.")] = None,
+    expert: Annotated[
+        Optional[str], typer.Option("--expert", "-e", help="Scripted expert to record (see `golem plugins list`).")
+    ] = None,
+    human: Annotated[
+        bool, typer.Option("--human", help="Record yourself: a game window opens, play with the game's keys.")
+    ] = False,
+    episodes: Annotated[Optional[int], episodes_option(_episodes_help())] = None,
+    workers: Annotated[int, workers_option("Parallel engine processes (experts).")] = 1,
+    scenario: ExpertScenarioOpt = None,
+    seed: Annotated[Optional[int], seed_option()] = None,
+    tag: TagOpt = None,
     max_steps: MaxStepsOpt = None,
-    frame_skip: Annotated[Optional[int], typer.Option("--frame-skip", min=1, max=35, help="Tics each expert decision holds its buttons (game.frame_skip; default: the scenario's, 4 on most shipped scenarios); a model trained on the episodes plays at it.")] = None,
+    frame_skip: Annotated[
+        Optional[int],
+        typer.Option(
+            "--frame-skip",
+            min=1,
+            max=35,
+            help=(
+                "Tics each expert decision holds its buttons (game.frame_skip; default: the scenario's, "
+                "4 on most shipped scenarios); a model trained on the episodes plays at it."
+            ),
+        ),
+    ] = None,
     procgen_phase: ProcgenPhaseOpt = None,
     maps: MapsOpt = 10,
     generator: GeneratorOpt = "builtin",
@@ -47,17 +98,19 @@ def record_command(
     st = state(ctx)
     if (expert is None) == (not human):
         raise GolemError("choose exactly one demonstrator: --expert NAME or --human")
-    resolved = st.resolve(plugin=plugin, set_=set_,
-                          flags={"game.scenario": scenario, "game.seed": seed, "game.frame_skip": frame_skip})
+    resolved = st.resolve(plugin=plugin, set_=set_, flags=game_flags(scenario, seed, frame_skip))
     settings = resolved.settings
     registry = st.host.registry
     check_selected(settings, registry, ["sensors"])
     require_sensors(settings)
     scenario_given = "game.scenario" in resolved.sources
-    if procgen_phase is not None:
+    procgen = ProcgenChoice(procgen_phase, maps, generator)
+    if procgen.given:
         if expert is None or scenario_given:
-            raise GolemError("--procgen-phase records an expert on generated maps: use it with --expert and without --scenario")
-        _record_maps(st, settings, registry, expert, procgen_phase, maps, generator, seed or 0, tag, max_steps, store)
+            raise GolemError(
+                "--procgen-phase records an expert on generated maps: use it with --expert and without --scenario"
+            )
+        _record_maps(st, settings, registry, expert, procgen, seed or 0, tag, max_steps, store)
         return
     if expert is not None:
         _, scenario_name = resolve_expert(settings, registry, expert, scenario_given)
@@ -70,20 +123,23 @@ def record_command(
         settings = settings.model_copy(update={"game": settings.game.model_copy(update={"frame_skip": skip})})
     if human:
         check_display()
+    if episodes is None:
+        episodes = default_episodes(scenario_name, human)
     plan = RecordPlan(
-        demonstrator="human" if human else "expert", expert=expert, episodes=episodes, workers=workers,
-        tags=list(tag or []), max_steps=max_steps,
+        demonstrator="human" if human else "expert",
+        expert=expert,
+        episodes=episodes,
+        workers=workers,
+        tags=list(tag or []),
+        max_steps=max_steps,
     )
-    path = store if store is not None else settings.store_path()
+    path = store_path(settings, store)
     frames = 0
     returns: list[float] = []
-    progress = LineProgress(
-        TextColumn("[bold]recording[/bold] {task.fields[what]}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[fps]:>6.0f} frames/s  mean return {task.fields[mean]:>8.2f}"),
-        TimeElapsedColumn(),
-        console=st.err,
+    progress = task_bar(
+        st.err,
+        "[bold]recording[/bold] {task.fields[what]}",
+        "{task.fields[fps]:>6.0f} frames/s  mean return {task.fields[mean]:>8.2f}",
     )
     what = f"{expert or 'human'} on {scenario_name}"
     with TrajectoryStore.open_or_create(path) as opened, progress:
@@ -107,7 +163,8 @@ def record_command(
     mean = sum(returns) / len(returns)
     every = _every(1 if human else settings.game.frame_skip)
     st.out.print(
-        f"recorded {len(ids)} episode(s), {frames} frames{every}, mean return {mean:.2f} → {path} (ids {ids[0]}–{ids[-1]})"
+        f"recorded {len(ids)} episode(s), {frames} frames{every}, mean return {mean:.2f} "
+        f"→ {path} (ids {ids[0]}–{ids[-1]})"
     )
 
 
@@ -117,31 +174,49 @@ def _every(skip: int) -> str:
 
 
 def _record_maps(
-    st, settings, registry, expert: str, phase: int, count: int, generator: str, first_seed: int,
-    tag: list[str] | None, max_steps: int | None, store,
+    st,
+    settings,
+    registry,
+    expert: str,
+    procgen: ProcgenChoice,
+    first_seed: int,
+    tag: list[str] | None,
+    max_steps: int | None,
+    store,
 ) -> None:
-    """One episode of ``expert`` on each of ``count`` generated maps of ``phase`` (map seeds from ``first_seed``)."""
+    """One episode of ``expert`` on each of ``procgen.maps`` generated maps (map seeds from ``first_seed``)."""
     cls = registry.get("experts", expert).obj
-    made = generated_maps(settings, registry, phase, count, first_seed, generator)
+    phase, generator = procgen.phase, procgen.generator
+    made = procgen.build(settings, registry, first_seed)
     strangers = [m.scenario for m in made if not expert_plays(cls, m.scenario)]
     if strangers:
-        hint = ("its maps have no navigation sidecar (the explorer plays the builtin generator's maps)"
-                if getattr(cls, "procedural", False) else "use --expert explorer")
+        hint = (
+            "its maps have no navigation sidecar (the explorer plays the builtin generator's maps)"
+            if getattr(cls, "procedural", False)
+            else "use --expert explorer"
+        )
         raise GolemError(f"expert {expert!r} does not play generated maps such as {strangers[0]}: {hint}")
-    path = store if store is not None else settings.store_path()
+    path = store_path(settings, store)
     frames, returns, exits, ids = 0, [], 0, []
-    progress = LineProgress(
-        TextColumn("[bold]recording[/bold] {task.fields[what]}"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("exits {task.fields[exits]}  mean return {task.fields[mean]:>6.2f}"), TimeElapsedColumn(),
-        console=st.err,
+    progress = task_bar(
+        st.err,
+        "[bold]recording[/bold] {task.fields[what]}",
+        "exits {task.fields[exits]}  mean return {task.fields[mean]:>6.2f}",
     )
     tags = [*(tag or []), f"procgen-phase{phase}", f"generator:{generator}"]
     with TrajectoryStore.open_or_create(path) as opened, progress:
         task = progress.add_task("record", total=len(made), what=f"{expert} on phase-{phase} maps", exits=0, mean=0.0)
         try:
             for item in made:
-                plan = RecordPlan(demonstrator="expert", expert=expert, episodes=1, workers=1, tags=tags,
-                                  max_steps=max_steps, seeds=[item.seed])
+                plan = RecordPlan(
+                    demonstrator="expert",
+                    expert=expert,
+                    episodes=1,
+                    workers=1,
+                    tags=tags,
+                    max_steps=max_steps,
+                    seeds=[item.seed],
+                )
 
                 def on_episode(eid: int, episode: Episode) -> None:
                     nonlocal frames, exits
@@ -156,7 +231,7 @@ def _record_maps(
             raise typer.Exit(130) from None
     mean = sum(returns) / len(returns)
     st.out.print(
-        f"recorded {len(ids)} episode(s) on {len(made)} phase-{phase} map(s), {exits} reached the exit, {frames} frames, "
-        f"mean return {mean:.2f} "
+        f"recorded {len(ids)} episode(s) on {len(made)} phase-{phase} map(s), {exits} reached the exit, "
+        f"{frames} frames, mean return {mean:.2f} "
         f"→ {path} (ids {ids[0]}–{ids[-1]})"
     )

@@ -17,7 +17,12 @@ from golem_cli.state import state
 
 def summary_command(
     ctx: typer.Context,
-    model: Annotated[Optional[Path], typer.Option("--model", help="Describe this checkpoint instead of the settings' configuration.", metavar="PATH")] = None,
+    model: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--model", help="Describe this checkpoint instead of the settings' configuration.", metavar="PATH"
+        ),
+    ] = None,
     depth: Annotated[int, typer.Option("--depth", min=1, max=8, help="Layer nesting shown.")] = 3,
     plugin: PluginOpt = None,
     set_: SetOpt = None,
@@ -38,8 +43,9 @@ def summary_command(
         params = f"{s.parameters:,}" if s.parameters is not None else "[dim](counted above)[/dim]"
         table.add_row(s.name, s.key, "×".join(map(str, s.shape)), s.dtype, s.cortex, params)
     if result.standardiser:
-        table.add_row("[bold]standardiser[/bold]", "", "", "", "each cortex feature, before the core",
-                      f"{result.standardiser:,}")
+        table.add_row(
+            "[bold]standardiser[/bold]", "", "", "", "each cortex feature, before the core", f"{result.standardiser:,}"
+        )
     table.add_row("[bold]core[/bold]", "", "", "", f"working memory {result.working_memory}", f"{result.core:,}")
     table.add_row("[bold]head[/bold]", "", "", "", f"→ {result.n_actions} logits", f"{result.head:,}")
     table.caption = f"total {result.total:,} parameters ({result.trainable:,} trainable)"

@@ -3,22 +3,34 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from golem.diagnostics.evaluation import EVAL_START_SEED
-from golem.diagnostics.tuning import GRID, TUNE_START_SEED, Trial, TunePlan, TuneResult, pressed_actions, tune_thresholds
 from golem.errors import GolemError
 from golem.learning.archives import save_retuned
-from golem.runtime.scenarios import resolve_scenario
+from golem.scenarios import resolve_scenario
 from golem.settings import ResolvedSettings
-from golem_cli.commands.play import resolve_player
-from golem_cli.options import JsonOpt, MaxStepsOpt, PluginOpt, SetOpt, WorkersOpt
-from golem_cli.progress import LineProgress
+from golem.workflows.tuning import GRID, TUNE_START_SEED, Trial, TunePlan, TuneResult, pressed_actions, tune_thresholds
+from golem_cli.options import (
+    JsonOpt,
+    MaxStepsOpt,
+    ModelScenarioOpt,
+    PluginOpt,
+    SetOpt,
+    WorkersOpt,
+    check_suffixes,
+    checkpoint_option,
+    episodes_option,
+    game_flags,
+    seed_option,
+)
+from golem_cli.player import resolve_player
+from golem_cli.progress import task_bar
 from golem_cli.state import state
 
 
@@ -28,14 +40,18 @@ def _grid(text: str | None) -> tuple[float, ...]:
     try:
         return tuple(float(v) for v in text.split(",") if v.strip())
     except ValueError:
-        raise typer.BadParameter(f"{text!r}: give comma-separated numbers, e.g. 0.3,0.4,0.5", param_hint="--grid") from None
+        raise typer.BadParameter(
+            f"{text!r}: give comma-separated numbers, e.g. 0.3,0.4,0.5", param_hint="--grid"
+        ) from None
 
 
 def tune_table(result: TuneResult) -> Table:
     """The start and best thresholds of the searched buttons, with the mean return each scored."""
     plan = result.plan
     table = Table(
-        title=f"{plan.scenario}: {len(result.trials)} candidate(s) × {plan.episodes} episode(s), seeds {plan.start_seed}…",
+        title=(
+            f"{plan.scenario}: {len(result.trials)} candidate(s) × {plan.episodes} episode(s), seeds {plan.start_seed}…"
+        ),
         show_edge=False,
     )
     table.add_column("")
@@ -46,10 +62,16 @@ def tune_table(result: TuneResult) -> Table:
     confirmation = result.confirmation
     if confirmation is not None:
         table.add_column(f"seeds {confirmation.seeds[0]}–{confirmation.seeds[1]}", justify="right")
-    for label, trial, again in (("start", result.start, confirmation and confirmation.start),
-                                ("tuned", result.best, confirmation and confirmation.best)):
-        table.add_row(label, *(f"{trial.thresholds[index[n]]:.2f}" for n in plan.tune),
-                      f"{trial.mean:.2f} ± {trial.std:.2f}", *([] if confirmation is None else [f"{again:.2f}"]))
+    for label, trial, again in (
+        ("start", result.start, confirmation and confirmation.start),
+        ("tuned", result.best, confirmation and confirmation.best),
+    ):
+        table.add_row(
+            label,
+            *(f"{trial.thresholds[index[n]]:.2f}" for n in plan.tune),
+            f"{trial.mean:.2f} ± {trial.std:.2f}",
+            *([] if confirmation is None else [f"{again:.2f}"]),
+        )
     return table
 
 
@@ -71,9 +93,13 @@ def tune_summary(result: TuneResult, archive: Path | None, active: Path | None) 
     """JSON-ready summary of a search: its record, the best thresholds found, the thresholds the model now plays
     with (``plays``: the best when accepted, else the start) and where they were saved (``None``: not)."""
     plays = result.best if result.accepted else result.start
-    return {**result.record(), "best": result.thresholds(),
-            "plays": dict(zip(result.plan.actions, plays.thresholds, strict=True)),
-            "archive": None if archive is None else str(archive), "active": None if active is None else str(active)}
+    return {
+        **result.record(),
+        "best": result.thresholds(),
+        "plays": dict(zip(result.plan.actions, plays.thresholds, strict=True)),
+        "archive": None if archive is None else str(archive),
+        "active": None if active is None else str(active),
+    }
 
 
 def tune_model(
@@ -89,10 +115,13 @@ def tune_model(
     grid: tuple[float, ...] = GRID,
     sweeps: int = 2,
     confirm: int = 30,
+    on_progress: Callable[[int, int, str], None] | None = None,
 ) -> tuple[TuneResult, Path | None, Path | None]:
     """Tune a checkpoint's press thresholds by play with a progress bar; save them when the search is accepted.
 
-    Shared by ``golem run tune`` and ``golem run train`` (where ``training.tune_episodes`` asks for it).
+    Shared by ``golem run tune``, ``golem run train`` (where ``training.tune_episodes`` asks for it) and
+    ``golem zoo``. ``on_progress(candidates done, most candidates, what)`` replaces the bar (a caller's own
+    display).
 
     Returns:
         ``(result, archive, active)``; the paths are ``None`` when nothing was written
@@ -107,24 +136,45 @@ def tune_model(
     start = [float(threshold)] * len(names) if isinstance(threshold, (int, float)) else [float(v) for v in threshold]
     tune = actions or pressed_actions(metadata, names)
     plan = TunePlan(
-        model_path=path, scenario=scenario_name, actions=names, start=tuple(start), tune=tune,
-        episodes=episodes, workers=workers, start_seed=seed, max_steps=max_steps,
-        frame_skip=int(settings.game.frame_skip), grid=grid, sweeps=sweeps, confirm=confirm,
+        model_path=path,
+        scenario=scenario_name,
+        actions=names,
+        start=tuple(start),
+        tune=tune,
+        episodes=episodes,
+        workers=workers,
+        start_seed=seed,
+        max_steps=max_steps,
+        frame_skip=int(settings.game.frame_skip),
+        grid=grid,
+        sweeps=sweeps,
+        confirm=confirm,
     )
-    progress = LineProgress(
-        TextColumn("[bold]tuning[/bold] {task.fields[what]}"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("best {task.fields[best]}"), TimeElapsedColumn(), console=st.err, transient=True,
+    progress = task_bar(
+        st.err,
+        "[bold]tuning[/bold] {task.fields[what]}",
+        "best {task.fields[best]}",
+        transient=True,
+        disable=on_progress is not None,
     )
     with progress:
-        task = progress.add_task("tune", total=plan.most_candidates, what=f"{', '.join(tune)} on {scenario_name}", best="–")
-        best = [float("-inf")]  # the highest mean so far, for the bar
+        shown = {"what": f"{', '.join(tune)} on {scenario_name}", "best": "–"}
+        task = progress.add_task("tune", total=plan.most_candidates, **shown)
+        best, done = [float("-inf")], [0]  # the highest mean so far and the candidates played, for the bar
+
+        def show(**fields: str) -> None:
+            shown.update(fields)
+            progress.update(task, completed=done[0], **fields)
+            if on_progress is not None:
+                on_progress(done[0], plan.most_candidates, f"{shown['what']}, best {shown['best']}")
 
         def on_trial(trial: Trial) -> None:
             best[0] = max(best[0], trial.mean)
-            progress.update(task, advance=1, best=f"{best[0]:.2f}")
+            done[0] += 1
+            show(best=f"{best[0]:.2f}")
 
         def on_confirm(seeds: tuple[int, int]) -> None:
-            progress.update(task, what=f"confirming on seeds {seeds[0]}–{seeds[1]}")
+            show(what=f"confirming on seeds {seeds[0]}–{seeds[1]}")
 
         result = tune_thresholds(settings, registry, plan, on_trial=on_trial, on_confirm=on_confirm)
     if not result.accepted:
@@ -135,17 +185,41 @@ def tune_model(
 
 def tune_command(
     ctx: typer.Context,
-    model: Annotated[Optional[Path], typer.Option("--model", "-m", help="Checkpoint to tune (default: the profile's active model).", metavar="PATH")] = None,
-    scenario: Annotated[Optional[str], typer.Option("--scenario", "-s", help="Scenario name, .cfg or .wad (default: the model's, else game.scenario).")] = None,
-    episodes: Annotated[int, typer.Option("--episodes", "-n", min=1, help="Episodes per candidate (the same seeds for every one).")] = 30,
+    model: Annotated[Optional[Path], checkpoint_option("to tune")] = None,
+    scenario: ModelScenarioOpt = None,
+    episodes: Annotated[int, episodes_option("Episodes per candidate (the same seeds for every one).")] = 30,
     workers: WorkersOpt = 1,
-    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the first episode (away from training's 0… and evaluation's 10000…).")] = TUNE_START_SEED,
+    seed: Annotated[
+        int, seed_option("Seed of the first episode (away from training's 0… and evaluation's 10000…).")
+    ] = TUNE_START_SEED,
     max_steps: MaxStepsOpt = None,
-    actions: Annotated[Optional[str], typer.Option("--actions", help="Comma-separated buttons to tune (default: those the validation episodes pressed).")] = None,
-    grid: Annotated[Optional[str], typer.Option("--grid", help="Comma-separated thresholds to try (default: 0.20, 0.25, … 0.60).")] = None,
-    sweeps: Annotated[int, typer.Option("--sweeps", min=1, max=10, help="Passes over the buttons (stops when one changes nothing).")] = 2,
-    confirm: Annotated[int, typer.Option("--confirm", min=0, help="Episodes on fresh seeds after the tuning ones where start and best play again; the tuned thresholds are kept only if they gain there by more than a standard error (0: keep the best unconfirmed).")] = 30,
-    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Write every candidate and its score to this .json.", metavar="PATH")] = None,
+    actions: Annotated[
+        Optional[str],
+        typer.Option(
+            "--actions", help="Comma-separated buttons to tune (default: those the validation episodes pressed)."
+        ),
+    ] = None,
+    grid: Annotated[
+        Optional[str], typer.Option("--grid", help="Comma-separated thresholds to try (default: 0.20, 0.25, … 0.60).")
+    ] = None,
+    sweeps: Annotated[
+        int, typer.Option("--sweeps", min=1, max=10, help="Passes over the buttons (stops when one changes nothing).")
+    ] = 2,
+    confirm: Annotated[
+        int,
+        typer.Option(
+            "--confirm",
+            min=0,
+            help=(
+                "Episodes on fresh seeds after the tuning ones where start and best play again; the tuned thresholds "
+                "are kept only if they gain there by more than a standard error (0: keep the best unconfirmed)."
+            ),
+        ),
+    ] = 30,
+    out: Annotated[
+        Optional[Path],
+        typer.Option("--out", "-o", help="Write every candidate and its score to this .json.", metavar="PATH"),
+    ] = None,
     json_: JsonOpt = False,
     plugin: PluginOpt = None,
     set_: SetOpt = None,
@@ -160,20 +234,32 @@ def tune_command(
     best then play --confirm fresh seeds; only a gain there beyond one
     standard error is kept. The tuned thresholds go into a new archive and the profile's active model
     (the weights are unchanged; training's archive keeps the old thresholds, and
-    `golem models activate` goes back), so play, evaluate and match use them. Judge the result with `golem run evaluate`.
+    `golem models activate` goes back), so play, evaluate and match use them. Judge the result with \
+`golem run evaluate`.
     """
     st = state(ctx)
-    if out is not None and out.suffix.lower() != ".json":
-        raise typer.BadParameter(f"{out.name}: must end in .json", param_hint="--out")
+    check_suffixes([out] if out is not None else None, (".json",), "--out")
     last = seed + episodes + confirm - 1
     if seed < EVAL_START_SEED + 100 and last >= EVAL_START_SEED:  # evaluate's seeds 10000–10099
-        st.err.print(f"[yellow]warning:[/yellow] seeds {seed}–{last} overlap evaluate's default seeds "
-                     f"from {EVAL_START_SEED}: judge the tuned model on others", highlight=False, soft_wrap=True)
-    resolved = st.resolve(plugin=plugin, set_=set_, flags={"game.scenario": scenario})
+        st.err.print(
+            f"[yellow]warning:[/yellow] seeds {seed}–{last} overlap evaluate's default seeds "
+            f"from {EVAL_START_SEED}: judge the tuned model on others",
+            highlight=False,
+            soft_wrap=True,
+        )
+    resolved = st.resolve(plugin=plugin, set_=set_, flags=game_flags(scenario))
     result, archive, active = tune_model(
-        st, resolved, model, episodes=episodes, workers=workers, seed=seed, max_steps=max_steps,
+        st,
+        resolved,
+        model,
+        episodes=episodes,
+        workers=workers,
+        seed=seed,
+        max_steps=max_steps,
         actions=tuple(a.strip() for a in actions.split(",") if a.strip()) if actions else None,
-        grid=_grid(grid), sweeps=sweeps, confirm=confirm,
+        grid=_grid(grid),
+        sweeps=sweeps,
+        confirm=confirm,
     )
     if out is not None:
         try:

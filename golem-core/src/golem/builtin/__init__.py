@@ -21,15 +21,17 @@ def register_samplers(register) -> None:
 
 @hookimpl
 def register_experts(register) -> None:
-    from golem.builtin.experts import EXPERTS, RandomExpert
+    from golem.runtime.random_policy import RandomExpert
 
-    for name, cls in EXPERTS.items():
-        register(name, cls)
     register(RandomExpert.name, RandomExpert)
 
 
 @hookimpl
 def register_environments(register) -> None:
+    from golem.extras import available
+
+    if not available("gymnasium"):  # the Gymnasium environment is the gym extra
+        return
     from golem.builtin.gym_env import make_vizdoom_env
 
     register("vizdoom", make_vizdoom_env)

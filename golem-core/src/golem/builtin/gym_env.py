@@ -22,9 +22,9 @@ from gymnasium import spaces
 from golem.errors import GolemError
 from golem.profiles import PROFILES
 from golem.registry import Registry
-from golem.sensors import Sensor
-from golem.runtime.scenarios import scenario_spec
 from golem.runtime.session import Session
+from golem.scenarios import scenario_spec
+from golem.sensors import Sensor
 from golem.settings import GolemSettings
 
 
@@ -153,7 +153,7 @@ class ScenarioEnv(VizDoomEnv):
         sensors: sensor names of the installed plugins (``["visual", "depth"]``); default
             ``settings.brain.sensors`` (``["visual"]`` unless configured).
         frame_skip: tics each :meth:`step` holds the action; default the scenario's
-            :attr:`golem.runtime.scenarios.ScenarioSpec.frame_skip`.
+            :attr:`golem.scenarios.ScenarioSpec.frame_skip`.
         profile: the action profile (``basic``, ``fluid``, ``classic``); default ``settings.brain.profile``.
         doom_map: map lump to play; default the scenario's.
         max_tics: episode time-out in tics (1/35 s) set in the engine, which then reports it as
@@ -193,9 +193,12 @@ class ScenarioEnv(VizDoomEnv):
                 raise GolemError(f"max_tics must be at least 1, got {tics}")
             session_kwargs["configurers"] = (*session_kwargs.get("configurers", ()), _EpisodeTimeout(tics))
         super().__init__(
-            settings, _plugin_registry(), None if sensors is None else list(sensors),
+            settings,
+            _plugin_registry(),
+            None if sensors is None else list(sensors),
             frame_skip=spec.frame_skip if frame_skip is None else frame_skip,
-            render_mode=render_mode, **session_kwargs,
+            render_mode=render_mode,
+            **session_kwargs,
         )
 
 

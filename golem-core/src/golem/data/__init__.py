@@ -1,1 +1,1 @@
-"""Stage 1, data: the LMDB trajectory store, sequence windows and samplers, recording and inspection."""
+"""Stage 1, data: the LMDB trajectory store, sequence windows, samplers and inspection."""

@@ -54,8 +54,11 @@ def array_rules(registry: Registry) -> dict[str, ArrayRule]:
         if not isinstance(key, str) or not key:
             continue
         rules[key] = ArrayRule(
-            key=key, sensor=component.name, dtype=np.dtype(cls.dtype),
-            step_shape=tuple(getattr(cls, "step_shape", ()) or ()), owner=cls,
+            key=key,
+            sensor=component.name,
+            dtype=np.dtype(cls.dtype),
+            step_shape=tuple(getattr(cls, "step_shape", ()) or ()),
+            owner=cls,
         )
     return rules
 

@@ -39,10 +39,10 @@ import numpy as np
 import structlog
 import torch
 
+from golem.data.store import EpisodeInfo, TrajectoryStore
 from golem.errors import GolemError
 from golem.profiles import mirror_permutation
 from golem.sensors import Sensor
-from golem.data.store import EpisodeInfo, TrajectoryStore
 from golem.settings import auto_sequence_length
 
 if TYPE_CHECKING:
@@ -52,8 +52,7 @@ log = structlog.get_logger(__name__)
 
 #: One record per window of the pointer map.
 POINTER_DTYPE = np.dtype(
-    [("episode", "<i8"), ("start", "<i8"), ("length", "<i4"), ("mirrored", "?"), ("is_first", "?"),
-     ("recovery", "?")]
+    [("episode", "<i8"), ("start", "<i8"), ("length", "<i4"), ("mirrored", "?"), ("is_first", "?"), ("recovery", "?")]
 )
 
 RECOVERY = "recovery"
@@ -180,7 +179,9 @@ def _settings_hint(info: EpisodeInfo, sensor: Sensor) -> str:
         if name in values and values[name] != value
     ]
     if flags:
-        return f"it was recorded with {' '.join(flags)}: pass the same, or re-record or re-import it with these settings"
+        return (
+            f"it was recorded with {' '.join(flags)}: pass the same, or re-record or re-import it with these settings"
+        )
     keys = ", ".join(wanted)
     return f"it was recorded with other {keys} settings: pass those with --set {next(iter(wanted))}.…, or re-record it"
 
@@ -340,8 +341,9 @@ class SequenceDataset:
             log.info("dataset.auto_sequence_length", sequence_length=length, episodes=len(episodes))
         ds = cls(store, episodes, sensors, action_names, length, mirror=training.mirror, profile=profile)
         if len(ds) == 0:
-            raise GolemError(f"every selected episode in {store.path} is empty (0 steps); record some with "
-                             "`golem run record`")
+            raise GolemError(
+                f"every selected episode in {store.path} is empty (0 steps); record some with `golem run record`"
+            )
         short = sum(1 for info in episodes if info.length < ds.sequence_length)
         if short:  # kept, padded and masked; worth knowing because such windows carry less per update
             log.info("dataset.short_episodes", episodes=short, sequence_length=ds.sequence_length)
@@ -377,7 +379,7 @@ class SequenceDataset:
         """
         train, val = split_episodes(list(self.episodes.values()), validation_split, seed)
         return (
-            self.subset((i.id for i in train)),
+            self.subset(i.id for i in train),
             self.subset((i.id for i in val), mirror=self.mirror and mirror_validation),
         )
 
@@ -454,11 +456,13 @@ class SequenceDataset:
         starts, lengths = rows["start"][timed], rows["length"][timed]
         inside = starts > 0  # such windows also read the step before them
         tics = np.empty((len(timed), L + 1), dtype=np.int32)
-        reader.read_batch(tics, [infos[b] for b in timed], (starts - inside).tolist(), (lengths + inside).tolist(),
-                          "tic")
+        reader.read_batch(
+            tics, [infos[b] for b in timed], (starts - inside).tolist(), (lengths + inside).tolist(), "tic"
+        )
         deltas = np.diff(tics, axis=1).astype(np.float32)  # [b, L]
-        got = np.where(inside[:, None], deltas, np.concatenate([np.ones((len(timed), 1), np.float32),
-                                                                 deltas[:, :-1]], axis=1))
+        got = np.where(
+            inside[:, None], deltas, np.concatenate([np.ones((len(timed), 1), np.float32), deltas[:, :-1]], axis=1)
+        )
         spans[timed] = np.where(mask[timed], got, 1.0)
         return spans
 

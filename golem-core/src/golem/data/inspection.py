@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from golem.errors import GolemError
 from golem.data.store import EpisodeInfo, TrajectoryStore
+from golem.errors import GolemError
 
 #: An idle share above this earns a warning: the learner would mostly learn to stand still.
 IDLE_WARNING = 0.5

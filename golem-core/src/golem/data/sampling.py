@@ -110,7 +110,9 @@ class StatefulStratifiedSampler:
             if n_rec:  # keep the requested share: R / (base + R) = recovery_ratio
                 n_rec = max(int(round(n_base * self.recovery_ratio / (1.0 - self.recovery_ratio))), 1)
             log.warning(
-                "sampler.fewer_streams", requested_batch_size=B, batch_size=n_base + n_rec,
+                "sampler.fewer_streams",
+                requested_batch_size=B,
+                batch_size=n_base + n_rec,
                 base_streams=len(self.base_streams),
                 hint="each batch row follows one episode; record more episodes for full batches",
             )

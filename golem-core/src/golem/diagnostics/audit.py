@@ -32,13 +32,14 @@ import structlog
 import torch
 from torch import nn
 
-from golem.learning.archives import load_model
 from golem.data.dataset import check_compatible, select_episodes
-from golem.errors import GolemError
-from golem.sensors import Sensor
 from golem.data.store import EpisodeInfo, TrajectoryStore
+from golem.errors import GolemError
+from golem.extras import require
+from golem.learning.archives import load_model
 from golem.learning.device import select_device
 from golem.learning.validation import ActionScore, Tally
+from golem.sensors import Sensor
 
 if TYPE_CHECKING:
     from golem.learning.modelspec import ModelSpec
@@ -210,8 +211,11 @@ class AuditReport:
             "exact_match": None if math.isnan(self.exact_match) else self.exact_match,
             "actions": {
                 name: {
-                    "precision": s.precision, "recall": s.recall, "f1": s.f1,
-                    "support": s.support, "predicted": s.predicted,
+                    "precision": s.precision,
+                    "recall": s.recall,
+                    "f1": s.f1,
+                    "support": s.support,
+                    "predicted": s.predicted,
                 }
                 for name, s in self.actions.items()
             },
@@ -374,8 +378,14 @@ def audit(
                 "(pass --episodes or --module to choose)",
             )
         log.info(
-            "audit.start", model=str(path), selection=selection, episodes=len(episodes),
-            steps=sum(i.length for i in episodes), sequence_length=L, threshold=threshold, device=str(device),
+            "audit.start",
+            model=str(path),
+            selection=selection,
+            episodes=len(episodes),
+            steps=sum(i.length for i in episodes),
+            sequence_length=L,
+            threshold=threshold,
+            device=str(device),
         )
         if on_start is not None:
             on_start(sum(i.length for i in episodes))
@@ -390,9 +400,16 @@ def audit(
                 on_window(window)
     names = list(spec.action_names) or [f"ACTION_{i}" for i in range(spec.n_actions)]
     report = AuditReport(
-        model=str(path), store=str(store_path), selection=selection, episodes=[i.id for i in episodes],
-        steps=tally.steps, windows=windows, sequence_length=L, threshold=threshold,
-        exact_match=tally.exact_match, actions=tally.scores(names),
+        model=str(path),
+        store=str(store_path),
+        selection=selection,
+        episodes=[i.id for i in episodes],
+        steps=tally.steps,
+        windows=windows,
+        sequence_length=L,
+        threshold=threshold,
+        exact_match=tally.exact_match,
+        actions=tally.scores(names),
     )
     if plan.chart is not None:
         report.chart = str(write_chart(report, plan.chart))
@@ -413,9 +430,7 @@ def write_chart(report: AuditReport, path: Path | str) -> Path:
 
     Uses matplotlib's Agg backend (no display needed). Returns the path written.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
+    require("matplotlib", "the audit's chart").use("Agg")
     import matplotlib.pyplot as plt
 
     path = Path(path)

@@ -4,7 +4,7 @@ Every later change is judged on this. Three policies play the same ``N``
 episodes (same engine seeds, so the same episode starts):
 
 * ``model`` — the checkpoint, through :class:`golem.runtime.agent.Agent`;
-* ``random`` — :class:`golem.builtin.experts.RandomPolicy` (each button with
+* ``random`` — :class:`golem.runtime.random_policy.RandomPolicy` (each button with
   p = 0.5), seeded by the episode seed;
 * ``expert`` — the registered expert whose ``scenarios`` include the
   scenario (the one named like the scenario first); left out, with a note,
@@ -13,7 +13,7 @@ episodes (same engine seeds, so the same episode starts):
 Seeds start at :data:`EVAL_START_SEED` (10 000), far from the recording
 seeds (``game.seed + i``, from 0), so the model is judged on episode starts it
 did not see. With ``workers > 1`` the episodes run in forked engine
-processes, each restoring the model itself, like :mod:`golem.data.recording`.
+processes, each restoring the model itself, like :mod:`golem.workflows.recording`.
 
 Two shares of the expert's score are reported:
 
@@ -40,20 +40,21 @@ from typing import Any
 import numpy as np
 import structlog
 
-from golem.runtime.agent import Agent, check_compatible, latency_summary, load_agent
-from golem.runtime.rollout import EpisodeResult, run_episode
-from golem.learning.checkpoints import load_checkpoint
 from golem.errors import GolemError
-from golem.logs import configure_logging
+from golem.experts import expert_plays
+from golem.learning.checkpoints import load_checkpoint
 from golem.learning.modelspec import ModelSpec
+from golem.logs import configure_logging
 from golem.plugins import load_plugins
 from golem.profiles import PROFILES
-from golem.data.recording import build_sensors, expert_plays
 from golem.registry import Registry
-from golem.runtime.scenarios import step_limit
+from golem.runtime.agent import Agent, check_compatible, latency_summary, load_agent
+from golem.runtime.rollout import EpisodeResult, run_episode
 from golem.runtime.session import Session
-from golem.settings import GolemSettings
 from golem.runtime.workers import WorkerPool, run_pool, serve
+from golem.scenarios import step_limit
+from golem.sensors import build_sensors
+from golem.settings import GolemSettings
 
 log = structlog.get_logger(__name__)
 
@@ -88,7 +89,7 @@ class EvalPlan:
         workers: parallel engine processes.
         start_seed: seed of the first episode; episode i uses ``start_seed + i``.
         max_steps: cut episodes after this many tics (``None``: the scenario's time-out, or its
-            default limit when it has none: :func:`golem.runtime.scenarios.step_limit`).
+            default limit when it has none: :func:`golem.scenarios.step_limit`).
         threshold: the model's button threshold (``brain.activation``), or one per action.
         expert: expert name (``None``: none plays).
         baselines: also play the random policy (and the expert); ``False``: the model alone.
@@ -148,7 +149,8 @@ class Scoreboard:
         return any(r.exited for r in self.results)
 
     def summary(self) -> dict[str, Any]:
-        """JSON-ready summary: per policy mean ± std of return, kills, tics, death and goal rates; the model's shares."""
+        """JSON-ready summary: per policy mean ± std of return, kills, tics, death and goal rates; the model's
+        shares."""
         policies: dict[str, Any] = {}
         for role in self.plan.roles:
             rows = self.of(role)
@@ -259,11 +261,13 @@ def _play(
 
     A task ``("model", seed, thresholds)`` plays the model with those press thresholds.
     """
-    from golem.builtin.experts import RandomPolicy
+    from golem.runtime.random_policy import RandomPolicy
 
     sensors = build_sensors(settings, registry)
     agent = load_agent(plan.model_path, registry, plan.threshold)
-    expert = registry.get("experts", plan.expert).obj(PROFILES[settings.brain.profile], settings) if plan.expert else None
+    expert = (
+        registry.get("experts", plan.expert).obj(PROFILES[settings.brain.profile], settings) if plan.expert else None
+    )
     configurers = [expert] if expert is not None else []
     with Session(settings, sensors, scenario=plan.scenario, configurers=configurers) as session:
         agent.check_session(session)
@@ -342,11 +346,19 @@ def evaluate(
     if plan.expert is None:
         note = f"no scripted expert plays {plan.scenario}: the expert column and shares are left out"
     board = Scoreboard(
-        plan=plan, results=results, latency_ms=latency_summary(sense, decide),
-        seconds=time.perf_counter() - started, note=note,
+        plan=plan,
+        results=results,
+        latency_ms=latency_summary(sense, decide),
+        seconds=time.perf_counter() - started,
+        note=note,
     )
-    log.info("evaluate.done", scenario=plan.scenario, episodes=len(results), share=board.share(),
-             seconds=round(board.seconds, 2))
+    log.info(
+        "evaluate.done",
+        scenario=plan.scenario,
+        episodes=len(results),
+        share=board.share(),
+        seconds=round(board.seconds, 2),
+    )
     return board
 
 
@@ -369,8 +381,13 @@ class ModelPlayer:
     def __enter__(self) -> ModelPlayer:
         check_model(self._settings, self._registry, self._plan.model_path)
         if self._plan.workers > 1:  # spawn: see evaluate
-            self._pool = WorkerPool(_worker, (self._settings.model_dump_json(), self._plan), self._plan.workers,
-                                    start_method="spawn", what="evaluation").__enter__()
+            self._pool = WorkerPool(
+                _worker,
+                (self._settings.model_dump_json(), self._plan),
+                self._plan.workers,
+                start_method="spawn",
+                what="evaluation",
+            ).__enter__()
         else:
             self._local = _play(self._settings, self._registry, self._plan, self._pending())
         return self
@@ -379,8 +396,12 @@ class ModelPlayer:
         while self._feed:
             yield self._feed.popleft()
 
-    def play(self, threshold: Sequence[float], seeds: Sequence[int],
-             on_episode: Callable[[EpisodeResult], None] | None = None) -> list[EpisodeResult]:
+    def play(
+        self,
+        threshold: Sequence[float],
+        seeds: Sequence[int],
+        on_episode: Callable[[EpisodeResult], None] | None = None,
+    ) -> list[EpisodeResult]:
         """The model's episodes on ``seeds`` with press ``threshold`` (one per action), in seed order."""
         tasks = [("model", seed, list(threshold)) for seed in seeds]
         results: list[EpisodeResult] = []
@@ -427,15 +448,32 @@ def evaluate_maps(
     results: list[EpisodeResult] = []
     latencies: list[dict[str, float]] = []
     for scenario, seed in maps:
-        board = evaluate(settings, registry, replace(plan, scenario=scenario, episodes=1, start_seed=seed, workers=1),
-                         on_episode=on_episode)
+        board = evaluate(
+            settings,
+            registry,
+            replace(plan, scenario=scenario, episodes=1, start_seed=seed, workers=1),
+            on_episode=on_episode,
+        )
         results += board.results
         if board.latency_ms:
             latencies.append(board.latency_ms)
     latency = {k: float(np.median([m[k] for m in latencies])) for k in (latencies[0] if latencies else {})}
     whole = replace(plan, scenario=label, episodes=len(maps), start_seed=maps[0][1] if maps else plan.start_seed)
-    note = None if plan.expert is not None else f"no scripted expert plays {label}: the expert column and shares are left out"
+    note = (
+        None
+        if plan.expert is not None
+        else f"no scripted expert plays {label}: the expert column and shares are left out"
+    )
     return Scoreboard(plan=whole, results=results, latency_ms=latency, seconds=time.perf_counter() - started, note=note)
 
 
-__all__ = ["EVAL_START_SEED", "ROLES", "EvalPlan", "Scoreboard", "check_model", "evaluate", "evaluate_maps", "expert_for"]
+__all__ = [
+    "EVAL_START_SEED",
+    "ROLES",
+    "EvalPlan",
+    "Scoreboard",
+    "check_model",
+    "evaluate",
+    "evaluate_maps",
+    "expert_for",
+]

@@ -19,10 +19,11 @@ import structlog
 import torch
 from torch import nn
 
-from golem.learning.archives import load_model
+from golem.data.store import TrajectoryStore
 from golem.diagnostics.audit import check_store_has_sensors, read_windows, to_inputs
 from golem.errors import GolemError
-from golem.data.store import TrajectoryStore
+from golem.extras import require
+from golem.learning.archives import load_model
 from golem.learning.device import select_device
 
 if TYPE_CHECKING:
@@ -57,9 +58,14 @@ class ExamineResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "path": self.path, "episode": self.episode, "step": self.step, "action": self.action,
-            "probability": self.probability, "probabilities": self.probabilities,
-            "recorded": self.recorded, "layers": self.layers,
+            "path": self.path,
+            "episode": self.episode,
+            "step": self.step,
+            "action": self.action,
+            "probability": self.probability,
+            "probabilities": self.probabilities,
+            "recorded": self.recorded,
+            "layers": self.layers,
         }
 
 
@@ -123,7 +129,7 @@ def state_at(
 
 def heat_map(attribution: torch.Tensor, size: tuple[int, int]) -> np.ndarray:
     """Grad-CAM ``[1, 1, h, w]`` → float32 ``[H, W]`` in ``[0, 1]``: bilinear upsampling, ReLU, max-normalised."""
-    from captum.attr import LayerAttribution
+    LayerAttribution = require("captum.attr", "golem run examine").LayerAttribution
 
     up = LayerAttribution.interpolate(attribution.detach(), size, interpolate_mode="bilinear")
     cam = np.maximum(up[0, 0].cpu().numpy().astype(np.float32), 0.0)
@@ -176,7 +182,7 @@ def examine(
         GolemError: missing or corrupt checkpoint, no store, unknown episode, step out of
             range, a store lacking the model's sensors, or a model without an image cortex.
     """
-    from captum.attr import LayerGradCam
+    LayerGradCam = require("captum.attr", "golem run examine").LayerGradCam
 
     path, restored = load_model(settings, registry, model)
     spec = restored.spec
@@ -211,15 +217,26 @@ def examine(
         maps[owner] = heat_map(attribution, tuple(spec.sensor(owner).shape[1:]))
     recorded = [n for n, a in zip(names, actions[0, 0]) if a]
     result = ExamineResult(
-        path="", episode=int(episode), step=int(step), action=names[target], probability=float(probs[target]),
-        probabilities={n: float(p) for n, p in zip(names, probs)}, recorded=recorded,
+        path="",
+        episode=int(episode),
+        step=int(step),
+        action=names[target],
+        probability=float(probs[target]),
+        probabilities={n: float(p) for n, p in zip(names, probs)},
+        recorded=recorded,
         layers={owner: lname for owner, (lname, _) in layers.items()},
     )
     target_path = Path(out) if out is not None else default_examine_path(settings, episode, step)
     images = {owner: raw[owner][0, 0] for owner in layers}
     result.path = str(write_figure(result, images, maps, target_path, model_name=path.name, joins=net.groups))
-    log.info("examine.done", path=result.path, episode=episode, step=step, action=result.action,
-             probability=round(result.probability, 4))
+    log.info(
+        "examine.done",
+        path=result.path,
+        episode=episode,
+        step=step,
+        action=result.action,
+        probability=round(result.probability, 4),
+    )
     return result
 
 
@@ -239,9 +256,7 @@ def write_figure(
         maps: per cortex, the heat map ``[H, W]`` in ``[0, 1]``.
         joins: per cortex, the sensors that join it (named in the title; only the owner's frame is shown).
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
+    require("matplotlib", "golem run examine").use("Agg")
     import matplotlib.pyplot as plt
 
     path = Path(path)

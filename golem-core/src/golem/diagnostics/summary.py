@@ -8,7 +8,6 @@ cortex (with the sensors that join it), for the recurrent core and the head.
 from __future__ import annotations
 
 import re
-
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,6 +17,7 @@ import structlog
 import torch
 from torch import nn
 
+from golem.extras import require
 from golem.learning.archives import load_model
 from golem.learning.modelspec import ModelSpec
 
@@ -84,9 +84,7 @@ def count(module: nn.Module) -> int:
 
 def dummy_inputs(spec: ModelSpec, steps: int) -> dict[str, torch.Tensor]:
     """Zeros in each sensor's stored dtype, through ``to_network``: ``{name: float [1, steps, *shape]}``."""
-    return {
-        s.name: s.to_network(torch.from_numpy(np.zeros((1, steps, *s.shape), dtype=s.dtype))) for s in spec.sensors
-    }
+    return {s.name: s.to_network(torch.from_numpy(np.zeros((1, steps, *s.shape), dtype=s.dtype))) for s in spec.sensors}
 
 
 def summarize(
@@ -107,7 +105,7 @@ def summarize(
     Raises:
         GolemError: unknown components, invalid settings, missing or corrupt checkpoint.
     """
-    import torchinfo
+    torchinfo = require("torchinfo", "golem run summary")
 
     if model is not None:
         path, restored = load_model(settings, registry, model)
@@ -123,11 +121,20 @@ def summarize(
     for s in spec.sensors:
         if s.name in groups:
             joined = "".join(f"+{j.name}" for j in groups[s.name])
-            rows.append(SensorRow(s.name, s.key, list(s.shape), np.dtype(s.dtype).name, f"{s.name}{joined}",
-                                  count(net.cortices[s.name])))
+            rows.append(
+                SensorRow(
+                    s.name,
+                    s.key,
+                    list(s.shape),
+                    np.dtype(s.dtype).name,
+                    f"{s.name}{joined}",
+                    count(net.cortices[s.name]),
+                )
+            )
         else:
-            rows.append(SensorRow(s.name, s.key, list(s.shape), np.dtype(s.dtype).name,
-                                  f"joins {owner_of[s.name]}", None))
+            rows.append(
+                SensorRow(s.name, s.key, list(s.shape), np.dtype(s.dtype).name, f"joins {owner_of[s.name]}", None)
+            )
     with torch.no_grad():
         stats = torchinfo.summary(
             net,
@@ -139,10 +146,19 @@ def summarize(
         )
     total = count(net)
     result = ModelSummary(
-        source=source, model=spec.model, profile=spec.profile, n_actions=spec.n_actions,
-        working_memory=spec.working_memory, cortical_depth=spec.cortical_depth, sensors=rows,
-        standardiser=count(getattr(net, "standardise", nn.Identity())), core=count(net.core), head=count(net.head),
-        total=total, trainable=sum(p.numel() for p in net.parameters() if p.requires_grad), steps=T,
+        source=source,
+        model=spec.model,
+        profile=spec.profile,
+        n_actions=spec.n_actions,
+        working_memory=spec.working_memory,
+        cortical_depth=spec.cortical_depth,
+        sensors=rows,
+        standardiser=count(getattr(net, "standardise", nn.Identity())),
+        core=count(net.core),
+        head=count(net.head),
+        total=total,
+        trainable=sum(p.numel() for p in net.parameters() if p.requires_grad),
+        steps=T,
         table=collapse_repeats(str(stats)),
     )
     log.info("summary.done", source=source, sensors=spec.sensor_names, parameters=total)

@@ -11,18 +11,18 @@ never the tensors.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import structlog
 
 from golem.atomic import atomic_write, clean_stale_temps
 from golem.data.store.schema import utc_now
-from golem.learning.checkpoints import RESERVED, Restored, load_checkpoint, read_metadata, restore, save_checkpoint
 from golem.errors import GolemError
+from golem.learning.checkpoints import RESERVED, Restored, load_checkpoint, read_metadata, restore, save_checkpoint
 
 if TYPE_CHECKING:
     from torch import nn
@@ -293,6 +293,16 @@ def list_archives(settings: GolemSettings, profile: str | None = None) -> list[A
 
 
 __all__ = [
-    "ACTIVE", "ARCHIVE", "ActiveModel", "ArchiveEntry", "activate", "active_model_path", "active_models",
-    "list_archives", "load_model", "resolve_model", "save_model", "save_retuned",
+    "ACTIVE",
+    "ARCHIVE",
+    "ActiveModel",
+    "ArchiveEntry",
+    "activate",
+    "active_model_path",
+    "active_models",
+    "list_archives",
+    "load_model",
+    "resolve_model",
+    "save_model",
+    "save_retuned",
 ]

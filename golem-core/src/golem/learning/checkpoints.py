@@ -191,7 +191,9 @@ def load_checkpoint(
     metadata = _checked(path, header)
     expected = metadata.get("sha256")
     if expected is None:
-        raise GolemError(f"checkpoint {path} has no recorded SHA-256 of its tensors (golem.sha256); it cannot be checked")
+        raise GolemError(
+            f"checkpoint {path} has no recorded SHA-256 of its tensors (golem.sha256); it cannot be checked"
+        )
     if hashlib.sha256(_data_section(blob)).hexdigest() != expected:
         raise GolemError(f"checkpoint {path} is corrupt: its tensor data does not match the recorded SHA-256")
     if finite:
@@ -220,7 +222,9 @@ def _checked(path: Path, header: Mapping[str, Any]) -> dict[str, Any]:
     metadata = _decode(path, raw)
     expected = raw.get(f"{PREFIX}header_sha256")
     if expected is None and int(metadata.get("format", 1)) >= HEADER_HASH_FORMAT:
-        raise GolemError(f"checkpoint {path} has format {metadata.get('format')} but no golem.header_sha256; it was altered")
+        raise GolemError(
+            f"checkpoint {path} has format {metadata.get('format')} but no golem.header_sha256; it was altered"
+        )
     if expected is not None and _header_hash(header) != expected:
         raise GolemError(f"checkpoint {path} is corrupt: its metadata does not match the recorded SHA-256")
     return metadata
@@ -298,12 +302,12 @@ def rebuild_model(path: str | os.PathLike[str], registry: Registry) -> nn.Module
     return restore(path, registry).model
 
 
-
 def checkpoint_sha256(path: str | Path) -> str:
     """SHA-256 (hex) of a checkpoint file: which model a recovery episode corrected."""
     import hashlib
 
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
 
 __all__ = [
     "checkpoint_sha256",

@@ -68,7 +68,7 @@ class Ranks:
         """This rank's contiguous block of a global batch's ``[B]`` indices (``B`` divisible by ``world``)."""
         idx = np.asarray(indices)
         per = idx.shape[0] // self.world
-        return idx[self.rank * per:(self.rank + 1) * per]
+        return idx[self.rank * per : (self.rank + 1) * per]
 
 
 def check_divisible(batch_size: int, ranks: Ranks) -> None:
@@ -147,13 +147,28 @@ def free_port() -> int:
 
 
 def _join(rank: int, world: int, port: int, timeout_s: float, backend: str) -> None:
-    os.environ.update({"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "RANK": str(rank),
-                       "WORLD_SIZE": str(world), "LOCAL_RANK": str(rank)})
+    os.environ.update(
+        {
+            "MASTER_ADDR": "127.0.0.1",
+            "MASTER_PORT": str(port),
+            "RANK": str(rank),
+            "WORLD_SIZE": str(world),
+            "LOCAL_RANK": str(rank),
+        }
+    )
     dist.init_process_group(backend, rank=rank, world_size=world, timeout=_dt.timedelta(seconds=timeout_s))
 
 
-def _child(rank: int, world: int, port: int, timeout_s: float, backend: str, threads: int,
-           target: Callable[..., Any], args: tuple[Any, ...]) -> None:
+def _child(
+    rank: int,
+    world: int,
+    port: int,
+    timeout_s: float,
+    backend: str,
+    threads: int,
+    target: Callable[..., Any],
+    args: tuple[Any, ...],
+) -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is rank 0's to handle; it then closes the group
@@ -174,8 +189,9 @@ def _child(rank: int, world: int, port: int, timeout_s: float, backend: str, thr
 
 
 @contextmanager
-def spawn_ranks(world: int, target: Callable[..., Any], args: tuple[Any, ...], *, timeout_s: float,
-                backend: str = "gloo") -> Iterator[Ranks]:
+def spawn_ranks(
+    world: int, target: Callable[..., Any], args: tuple[Any, ...], *, timeout_s: float, backend: str = "gloo"
+) -> Iterator[Ranks]:
     """Make this process rank 0 of ``world`` on this machine; ranks 1… run ``target(*args)`` in spawned processes.
 
     Each process gets an equal share of the cores (:func:`golem.threads.thread_share`). On leaving, the group
@@ -193,8 +209,15 @@ def spawn_ranks(world: int, target: Callable[..., Any], args: tuple[Any, ...], *
     threads = thread_share(world)  # OMP_NUM_THREADS of the user's, else the cores shared out
     port = free_port()
     ctx = mp.get_context("spawn")
-    children = [ctx.Process(target=_child, args=(r, world, port, timeout_s, backend, threads, target, args),
-                            daemon=True, name=f"golem-rank-{r}") for r in range(1, world)]
+    children = [
+        ctx.Process(
+            target=_child,
+            args=(r, world, port, timeout_s, backend, threads, target, args),
+            daemon=True,
+            name=f"golem-rank-{r}",
+        )
+        for r in range(1, world)
+    ]
     for child in children:
         child.start()
     torch.set_num_threads(threads)
@@ -202,8 +225,10 @@ def spawn_ranks(world: int, target: Callable[..., Any], args: tuple[Any, ...], *
         try:
             _join(0, world, port, timeout_s, backend)
         except Exception as exc:  # noqa: BLE001
-            raise GolemError(f"the {world} training processes did not connect within {timeout_s:.0f} s: "
-                             f"{str(exc).splitlines()[0][:160]}") from None
+            raise GolemError(
+                f"the {world} training processes did not connect within {timeout_s:.0f} s: "
+                f"{str(exc).splitlines()[0][:160]}"
+            ) from None
         log.info("distributed.started", world=world, backend=backend, threads_per_rank=threads, port=port)
         yield Ranks.current()
     finally:

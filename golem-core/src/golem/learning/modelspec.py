@@ -192,8 +192,13 @@ class ModelSpec:
     def settings(self) -> GolemSettings:
         """Settings whose ``brain`` group matches this spec (defaults elsewhere; the environment is not read)."""
         return brain_settings(
-            self.model, self.sensor_names, self.working_memory, self.cortical_depth, self.profile,
-            self.sensor_settings or {}, feature_norm=self.feature_norm,
+            self.model,
+            self.sensor_names,
+            self.working_memory,
+            self.cortical_depth,
+            self.profile,
+            self.sensor_settings or {},
+            feature_norm=self.feature_norm,
         )
 
     @classmethod
@@ -225,7 +230,9 @@ class ModelSpec:
         feature_norm = str(meta.get("feature_norm", "none"))
         if feature_norm not in FEATURE_NORMS:
             raise GolemError(f"model metadata has unknown feature_norm {feature_norm!r}; upgrade golem")
-        settings = brain_settings(model, names, working_memory, cortical_depth, profile, sections, feature_norm=feature_norm)
+        settings = brain_settings(
+            model, names, working_memory, cortical_depth, profile, sections, feature_norm=feature_norm
+        )
         sensors = [registry.get("sensors", name).obj(settings) for name in names]
         shapes = meta.get("sensor_shapes") or {}
         for sensor in sensors:
@@ -282,7 +289,9 @@ def brain_settings(
         node[name] = dict(values)
     try:
         # model_construct: GolemSettings' own validation would merge GOLEM_* variables in.
-        groups = {name: GolemSettings.model_fields[name].annotation.model_validate(value) for name, value in tree.items()}
+        groups = {
+            name: GolemSettings.model_fields[name].annotation.model_validate(value) for name, value in tree.items()
+        }
         return GolemSettings.model_construct(**groups)
     except Exception as exc:  # pydantic ValidationError: keep it one line
         raise GolemError(f"model metadata holds invalid brain settings: {str(exc).splitlines()[0]}") from None

@@ -1,20 +1,23 @@
 """Behavioural cloning with stateful truncated BPTT, read top to bottom.
 
-:func:`train` is the whole job:
+:func:`train` is the whole job, in named steps:
 
 1. select episodes from the store (``--module`` = scenario or tag, recovery on request);
 2. build the model spec from settings (sensor instances from the registry) and
    check the data's action names and sensors against it (one-line GolemError);
-3. split validation by whole episodes;
-4. build model, loss and sampler from the registry by name; Adam(lr);
-5. per epoch: stateful training (``hx`` carried across batches, detached,
-   rows starting an episode zeroed *before* the forward pass), then the
-   running statistics of batch normalisation re-estimated at the epoch's
-   weights (:mod:`golem.learning.calibration`), then validation as contiguous streams
-   with carried state;
-6. keep the epoch with the lowest validation loss (``training.keep_best``),
-   calibrate per-action press thresholds on validation (``training.calibrate_thresholds``)
-   and save a self-describing checkpoint: a timestamped archive plus the active model.
+3. split validation by whole episodes (:mod:`golem.learning.training_data`);
+4. build model (fresh, or the active one with ``--resume``: :mod:`golem.learning.resume`),
+   loss and sampler from the registry by name; Adam(lr) — all of it :func:`_prepare`,
+   into one :class:`TrainingRun`;
+5. per epoch (:func:`_run_epoch`): stateful training (``hx`` carried across batches,
+   detached, rows starting an episode zeroed *before* the forward pass:
+   :func:`golem.learning.bptt.train_step`), then the running statistics of batch
+   normalisation re-estimated at the epoch's weights (:mod:`golem.learning.calibration`),
+   then validation as contiguous streams with carried state;
+6. :func:`_finish`: keep the epoch with the lowest validation loss (``training.keep_best``,
+   :mod:`golem.learning.keep_best`), calibrate per-action press thresholds on validation
+   (``training.calibrate_thresholds``) and save a self-describing checkpoint: a timestamped
+   archive plus the active model.
 
 ``training.updates`` > 0 trains for that many optimiser steps instead of
 ``training.epochs`` (the last epoch may stop part way, then validates); else
@@ -23,7 +26,9 @@ optimiser steps, so a small store still gets enough of them. Epochs of fewer
 than ``training.validate_every`` updates validate only every that many updates.
 
 Ctrl-C during training saves the current weights the same way and returns a
-result with ``interrupted=True`` (the CLI exits 130).
+result with ``interrupted=True`` (the CLI exits 130); they become the active
+model only when they validate at least as well as it
+(:func:`golem.learning.keep_best.previous_active_stays`).
 """
 
 from __future__ import annotations
@@ -31,11 +36,9 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections import Counter, deque
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections import deque
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
-from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -45,22 +48,28 @@ import torch
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
-from golem.learning.archives import ACTIVE, save_model
-from golem.learning.checkpoints import restore
-from golem.data.dataset import Batch, SequenceDataset
-from golem.learning.calibration import calibration_windows, recalibrate_norms
+from golem.data.dataset import SequenceDataset
+from golem.data.store import TrajectoryStore
 from golem.errors import GolemError
+from golem.learning.archives import save_model
+from golem.learning.bptt import masked_loss, prefetched, train_step
+from golem.learning.calibration import calibration_windows, recalibrate_norms
 from golem.learning.device import autocast_dtype, select_device
 from golem.learning.distributed import Ranks, check_divisible, loss_scale, peer_failure, rank_device
+from golem.learning.keep_best import BestEpoch, KeepBest, previous_active_stays
 from golem.learning.modelspec import ModelSpec
+from golem.learning.resume import resume_active
+from golem.learning.tensorboard import EventLog, run_folder
+from golem.learning.training_data import (
+    data_frame_skip,  # noqa: F401  (imported from this module by its callers)
+    scenario_training,  # noqa: F401  (imported from this module by its callers)
+    training_data,
+)
+from golem.learning.validation import Tally, Validation, calibrate_thresholds, to_device, validate
 from golem.registry import Registry
 from golem.selection import check_selected
 from golem.settings import GolemSettings, TrainingSettings
 from golem.threads import set_threads
-from golem.data.store import EpisodeInfo, TrajectoryStore
-from golem.runtime.scenarios import scenario_spec
-from golem.learning.tensorboard import EventLog, run_folder
-from golem.learning.validation import Tally, Validation, calibrate_thresholds, run_model, to_device, validate
 
 log = structlog.get_logger("golem.learning.training")
 
@@ -81,7 +90,7 @@ class TrainPlan:
         resume: fine-tune the active model of the profile instead of starting from scratch.
         store: the trajectory store directory (default ``settings.store_path()``).
         given: dotted settings keys the user set (``ResolvedSettings.sources``); a key not among them
-            may take the trained scenario's default (:class:`golem.runtime.scenarios.ScenarioSpec`).
+            may take the trained scenario's default (:class:`golem.scenarios.ScenarioSpec`).
     """
 
     module: str | None = None
@@ -172,187 +181,11 @@ class TrainResult:
             "history": self.history,
             "validation": self.validation.to_dict() if self.validation else None,
             "data": {k: v for k, v in self.data.items() if not k.endswith("episodes")}
-            | {"episodes": len(self.data.get("episodes", ())),
-               "validation_episodes": len(self.data.get("validation_episodes", ()))},
+            | {
+                "episodes": len(self.data.get("episodes", ())),
+                "validation_episodes": len(self.data.get("validation_episodes", ())),
+            },
         }
-
-
-# --- one step ----------------------------------------------------------------
-
-
-def train_step(
-    model: nn.Module,
-    loss_fn: nn.Module,
-    optimizer: torch.optim.Optimizer,
-    inputs: Mapping[str, torch.Tensor],
-    targets: torch.Tensor,
-    is_first: torch.Tensor,
-    hx: torch.Tensor,
-    mask: torch.Tensor | None = None,
-    timespans: torch.Tensor | None = None,
-    scale: float = 1.0,
-    autocast: torch.dtype | None = None,
-) -> tuple[float, torch.Tensor]:
-    """One step of stateful truncated BPTT on a batch already on the model's device.
-
-    Args:
-        inputs: sensor name → ``[B, L, *shape]`` float.
-        targets: ``[B, L, A]`` 0./1.
-        is_first: bool ``[B]``; rows whose window starts an episode.
-        hx: ``[B, S]`` state carried from the previous batch (detached).
-        mask: bool ``[B, L]``, the recorded steps (``None``: all); see :func:`masked_loss`.
-        timespans: float ``[B, L]``, engine tics per step (``None``: one each); see :func:`run_model`.
-        scale: factor on the loss before ``backward`` (data-parallel ranks:
-            :func:`golem.learning.distributed.loss_scale`); the returned loss is unscaled.
-        autocast: run the forward pass under ``torch.autocast`` in this dtype (``None``: float32);
-            the loss is taken in float32 (:func:`golem.learning.device.autocast_dtype`).
-
-    Returns:
-        ``(loss, hx)``: the scalar loss and the new state ``[B, S]``, detached.
-
-    Rows starting an episode are zeroed **before** the forward pass, so no
-    state leaks from one episode into the next.
-    """
-    hx = getattr(model, "module", model).reset_rows(hx, is_first)  # DistributedDataParallel wraps the model
-    with torch.autocast(hx.device.type, dtype=autocast or torch.bfloat16, enabled=autocast is not None):
-        logits, hx = run_model(model, inputs, hx, timespans)
-    loss = masked_loss(loss_fn, logits.float(), targets, mask)
-    optimizer.zero_grad(set_to_none=True)
-    (loss * scale if scale != 1.0 else loss).backward()
-    optimizer.step()
-    return float(loss.detach()), hx.detach()
-
-
-def masked_loss(
-    loss_fn: nn.Module, logits: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor | None
-) -> torch.Tensor:
-    """The loss over the recorded steps only.
-
-    Without padding (``mask`` ``None`` or all True) this is ``loss_fn(logits, targets)``
-    on ``[B, L, A]``. Otherwise the ``N`` recorded steps are gathered into one
-    row, ``[1, N, A]``, so a mean-reduced loss averages exactly over them and
-    the padding (which repeats an episode's last step) adds nothing.
-    """
-    if mask is None or bool(mask.all()):
-        return loss_fn(logits, targets)
-    return loss_fn(logits[mask].unsqueeze(0), targets[mask].unsqueeze(0))
-
-
-def prefetched(dataset: SequenceDataset, batches: Iterable[Sequence[int]], depth: int = 2) -> Iterator[Batch]:
-    """``dataset.load_batch`` of each index list of ``batches``, in order, loaded ``depth`` batches ahead.
-
-    A single background thread reads the store (and converts to network
-    tensors) while the caller computes on the previous batch; the order, and so
-    the result of a seeded run, is the same as loading in line.
-    """
-    it = iter(batches)
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="golem-batches") as pool:
-        pending: deque[Future[Batch]] = deque(pool.submit(dataset.load_batch, i) for i in islice(it, depth))
-        while pending:
-            batch = pending.popleft().result()
-            nxt = next(it, None)
-            if nxt is not None:
-                pending.append(pool.submit(dataset.load_batch, nxt))
-            yield batch
-
-
-# --- data ----------------------------------------------------------------------
-
-
-def scenario_training(cfg: TrainingSettings, scenarios: Sequence[str], given: Collection[str]) -> dict[str, Any]:
-    """The training settings the one scenario of the data changes (its :class:`ScenarioSpec`), where the user
-    set none: ``mirror`` off for a fixed maze (mirrored, it is another maze: its twins would teach the wrong
-    turns), ``min_updates`` where the scenario needs more steps and ``updates`` where its recommended store is
-    too large for ten epochs in the time (either only when no budget is given: updates, epochs or floor), and
-    ``tune_episodes`` where its thresholds are to be tuned by play after training."""
-    if len(scenarios) != 1:
-        return {}
-    spec = scenario_spec(scenarios[0])
-    taken: dict[str, Any] = {}
-    if cfg.mirror and not spec.mirror and "training.mirror" not in given:
-        taken["mirror"] = False
-    if spec.tune_episodes and not cfg.tune_episodes and "training.tune_episodes" not in given:
-        taken["tune_episodes"] = spec.tune_episodes
-    budget = {"training.min_updates", "training.updates", "training.epochs"}
-    if cfg.updates or budget & set(given):
-        return taken
-    if spec.updates is not None:
-        taken["updates"] = spec.updates
-    elif spec.min_updates is not None and spec.min_updates > cfg.min_updates:
-        taken["min_updates"] = spec.min_updates
-    return taken
-
-
-def data_frame_skip(episodes: Iterable[EpisodeInfo]) -> int:
-    """The tics per decision of ``episodes``: their most common ``frame_skip`` (unrecorded: 1).
-
-    Episodes recorded at several skips train one model that plays at the most common one
-    (logged as ``train.mixed_frame_skip``).
-    """
-    counts = Counter(int(info.meta.frame_skip or 1) for info in episodes)
-    if not counts:
-        return 1
-    if len(counts) > 1:
-        log.warning("train.mixed_frame_skip", episodes_by_skip=dict(counts))
-    return counts.most_common(1)[0][0]
-
-
-# --- resume ------------------------------------------------------------------
-
-
-def _check_resumable(path: Path, found: ModelSpec, wanted: ModelSpec) -> None:
-    """The active model must be the architecture the settings describe (one-line GolemError if not)."""
-    a, b = found.to_metadata(), wanted.to_metadata()
-    for key in ("model", "profile", "action_names", "sensors", "sensor_shapes", "working_memory", "cortical_depth",
-                "feature_norm"):
-        if a.get(key) != b.get(key):
-            raise GolemError(
-                f"cannot --resume: the active model {path} has {key}={a.get(key)} but the settings ask for "
-                f"{b.get(key)}; change the settings to match it or train without --resume"
-            )
-
-
-def _previous_active_stays(
-    settings: GolemSettings,
-    registry: Registry,
-    spec: ModelSpec,
-    loss_fn: nn.Module,
-    val_ds: SequenceDataset,
-    device: torch.device,
-    batch_size: int,
-    interrupted: Validation | None,
-) -> tuple[bool, str]:
-    """After Ctrl-C: whether the profile's active model stays active, and a sentence saying which is and why.
-
-    The interrupted weights replace it only when they validate at least as well as it does on this
-    run's validation episodes (the same windows, the same loss); weights that were not validated, or an
-    active model of another architecture, sensors or buttons (not comparable), leave it active.
-    Without an active model the interrupted weights become it.
-    """
-    path = settings.models_path() / ACTIVE
-    if not path.is_file():
-        return False, "made the active model (there was none)"
-    if interrupted is None or not math.isfinite(interrupted.loss):
-        return True, f"the active model {path} stays: the interrupted weights were not validated"
-    try:
-        restored = restore(path, registry)
-    except GolemError as exc:
-        return False, f"made the active model (the previous one is unreadable: {exc})"
-    a, b = restored.spec.to_metadata(), spec.to_metadata()
-    differs = [k for k in ("model", "profile", "action_names", "sensors", "sensor_shapes") if a.get(k) != b.get(k)]
-    if differs:
-        return True, (f"the active model {path} stays: it differs in {', '.join(differs)}, so the two cannot be "
-                      "compared on one validation set")
-    try:
-        previous = validate(restored.model.to(device).eval(), loss_fn, val_ds, device, batch_size,
-                            settings.brain.activation)
-    except KeyboardInterrupt:
-        return True, f"the active model {path} stays: its validation was interrupted"
-    if previous.loss < interrupted.loss:
-        return True, (f"the active model {path} stays: it validates {previous.loss:.5f} on this run's validation "
-                      f"episodes, the interrupted weights {interrupted.loss:.5f}")
-    return False, (f"made the active model: they validate {interrupted.loss:.5f} on this run's validation episodes, "
-                   f"the previous active model {previous.loss:.5f}")
 
 
 # --- the job -----------------------------------------------------------------
@@ -383,281 +216,48 @@ def train(
             or an active model that does not match the settings (with ``resume``).
     """
     plan = plan or TrainPlan()
-    cfg = settings.training
     started = time.perf_counter()
     check_selected(settings, registry)
-    device = select_device(cfg.device)
-    autocast = autocast_dtype(cfg.precision, device)
-    ranks = Ranks.current()  # data-parallel when a process group is up (golem run train --nproc, torchrun)
-    if ranks.world > 1:
-        device = rank_device(device)
-    # this process's share of the cores beside the run's other processes on this machine (golem.threads)
-    threads = set_threads(int(os.environ.get("LOCAL_WORLD_SIZE") or ranks.world), cfg.threads)
-    torch.manual_seed(cfg.seed)
+    place = _place(settings.training)
+    torch.manual_seed(settings.training.seed)
 
-    # 1-2. spec from settings, then the data it can read.
+    # 2. the model's spec from settings, then the store it is to read.
     spec = ModelSpec.from_settings(settings, registry)
     store_path = Path(plan.store) if plan.store is not None else settings.store_path()
     if not TrajectoryStore.exists(store_path):
         raise GolemError(f"no trajectory store at {store_path}; record one with `golem run record`")
     store = TrajectoryStore.open(store_path)
     try:
-        dataset = SequenceDataset.from_store(
-            store, spec.sensors, spec.action_names, cfg,
-            module=plan.module, include_recovery=plan.include_recovery, profile=spec.profile,
-        )
-        if cfg.sequence_length != dataset.sequence_length:  # "auto", resolved from the episodes
-            cfg = cfg.model_copy(update={"sequence_length": dataset.sequence_length})
-            settings = settings.model_copy(update={"training": cfg})
-        scenarios = sorted({info.meta.scenario for info in dataset.episodes.values()})
-        taken = scenario_training(cfg, scenarios, plan.given)
-        if taken:
-            log.info("train.scenario_spec", scenario=scenarios[0], **taken)
-            cfg = cfg.model_copy(update=taken)
-            settings = settings.model_copy(update={"training": cfg})
-            if not cfg.mirror and dataset.mirror:
-                dataset = dataset.subset(dataset.episodes, mirror=False)
-        # 3. whole-episode validation split (validation is never mirrored).
-        train_ds, val_ds = dataset.split(cfg.validation_split, cfg.seed)
-        if len(train_ds) == 0:
-            raise GolemError("no training window left after the validation split; record more episodes")
-        if len(val_ds) == 0:
-            log.warning("train.no_validation", validation_split=cfg.validation_split, episodes=len(dataset.episodes))
-        data = {
-            "store": str(store_path.resolve()),
-            "module": plan.module,
-            # play and evaluate default to the scenario a model was trained on, when it is one
-            "scenario": scenarios[0] if len(scenarios) == 1 else None,
-            "scenarios": scenarios,
-            # the tics each decision held in the data: play and evaluate decide as often by default
-            "frame_skip": data_frame_skip(dataset.episodes.values()),
-            "include_recovery": plan.include_recovery,
-            # episodes per candidate of the tuning by play that follows training (0: none; the CLI runs it)
-            "tune_by_play": cfg.tune_episodes,
-            "episodes": sorted(dataset.episodes),
-            "train_episodes": sorted(train_ds.episodes),
-            "validation_episodes": sorted(val_ds.episodes),
-            "total_steps": int(sum(info.length for info in dataset.episodes.values())),
-            "train_windows": len(train_ds),
-            "validation_windows": len(val_ds),
-        }
-
-        # 4. model (fresh, or the active one to fine-tune), loss, sampler, optimiser.
-        history: list[dict[str, Any]] = []
-        first_epoch = 0
-        if plan.resume:
-            active_path = settings.models_path() / ACTIVE
-            if not active_path.is_file():
-                raise GolemError(
-                    f"cannot --resume: no active model at {active_path}; train once without --resume"
-                )
-            restored = restore(active_path, registry)
-            _check_resumable(active_path, restored.spec, spec)
-            model = restored.model
-            history = list((restored.metadata.get("metrics") or {}).get("history") or [])
-            first_epoch = (history[-1]["epoch"] + 1) if history else 0
-            data["resumed_from"] = {"path": str(active_path), "created": restored.metadata.get("created")}
-            log.info("train.resume", path=str(active_path), epochs_before=first_epoch)
-        else:
-            model = registry.get("models", spec.model).obj(spec)
-        model.to(device).train()
-        loss_fn = registry.get("losses", cfg.loss).obj(settings, spec.n_actions).to(device)
-        # Without --include-recovery there are no recovery streams to stratify over.
-        sampling = settings if plan.include_recovery else settings.model_copy(
-            update={"training": cfg.model_copy(update={"recovery_ratio": 0.0})}
-        )
-        sampler = registry.get("samplers", cfg.sampler).obj(train_ds, sampling)
-        if hasattr(sampler, "set_epoch"):
-            sampler.set_epoch(first_epoch)
-        optimizer = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate)
-        if optimizer_state is not None:
-            optimizer.load_state_dict(optimizer_state)
-        log.info(
-            "train.start", model=spec.model, loss=cfg.loss, sampler=cfg.sampler, device=str(device),
-            cortices=str(autocast or torch.float32).removeprefix("torch."),
-            sensors=spec.sensor_names, parameters=sum(p.numel() for p in model.parameters()),
-            train=train_ds.describe(), validation=val_ds.describe(),
-        )
-
-        validation: Validation | None = None
-        final_validation: Validation | None = None  # the last validation that ran
-        # the stateful sampler lowers the stream count to what the data holds (with a warning)
-        B = int(getattr(sampler, "batch_size", cfg.batch_size))
-        data["batch_size"] = B
-        data["threads"] = threads  # torch CPU threads of this process
-        check_divisible(B, ranks)
-        local_B = B // ranks.world  # this rank's streams
-        net: nn.Module = model
-        if ranks.world > 1:
-            try:  # broadcasts rank 0's weights: the first exchange with the other ranks
-                net = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
-            except RuntimeError as exc:
-                raise peer_failure(exc, ranks) from None
-            data["processes"] = ranks.world
-        per_epoch = len(sampler) if hasattr(sampler, "__len__") else 0
-        if cfg.updates:
-            planned = -(-cfg.updates // per_epoch) if per_epoch else cfg.epochs
-        else:
-            planned = max(cfg.epochs, -(-cfg.min_updates // per_epoch) if per_epoch else 0)
-            if planned > cfg.epochs:
-                log.info("train.min_updates", epochs=planned, min_updates=cfg.min_updates, batches_per_epoch=per_epoch)
-        validated_at = 0  # updates when validation last ran
-        events = EventLog(run_folder(settings.data.root, spec.profile, spec.model)) \
-            if cfg.tensorboard and ranks.main else None
-        if events is not None:
-            data["tensorboard"] = str(events.folder)
-        best: tuple[float, int, dict[str, torch.Tensor], Validation] | None = None  # (loss, epoch, state, validation)
-        interrupted, calibrated, updates = False, False, 0
-        try:
-            epoch = first_epoch
-            while (updates < cfg.updates) if cfg.updates else (
-                epoch < first_epoch + cfg.epochs or updates < cfg.min_updates
-            ):
-                # 5a. stateful truncated BPTT over the sampler's streams.
-                total = len(sampler) if hasattr(sampler, "__len__") else None
-                t0 = time.perf_counter()
-                hx = model.initial_state(local_B, device)
-                loss_sum, batches, steps = 0.0, 0, 0
-                global_steps: deque[int] = deque()  # recorded steps of each global batch, in order
-
-                def shards() -> Iterator[np.ndarray]:
-                    for indices in sampler:
-                        idx = np.asarray(indices)
-                        global_steps.append(int(train_ds.pointers["length"][idx].sum()))
-                        yield ranks.shard(idx)
-
-                for batch in prefetched(train_ds, shards() if ranks.world > 1 else sampler):
-                    calibrated = False
-                    if batch.targets.shape[0] != hx.shape[0]:
-                        raise GolemError(
-                            f"sampler {cfg.sampler!r} yielded a batch of {batch.targets.shape[0]} windows but its "
-                            f"batch_size is {hx.shape[0]}; a stateful sampler keeps one row per stream"
-                        )
-                    recorded = int(batch.mask.sum())
-                    batch_steps = global_steps.popleft() if ranks.world > 1 else recorded  # all ranks' steps
-                    scale = loss_scale(recorded, batch_steps, ranks)
-                    loss, hx = train_step(
-                        net, loss_fn, optimizer, to_device(batch.inputs, device),
-                        batch.targets.to(device), batch.is_first.to(device), hx, batch.mask.to(device),
-                        None if batch.timespans is None else batch.timespans.to(device), scale, autocast,
-                    )
-                    steps += batch_steps
-                    if not math.isfinite(loss):
-                        raise GolemError(
-                            f"training diverged at epoch {epoch + 1} (loss {loss}); "
-                            "lower training.learning_rate"
-                        )
-                    loss_sum += loss
-                    batches += 1
-                    updates += 1
-                    if on_batch is not None:
-                        on_batch(BatchProgress(
-                            epoch=epoch, epochs=first_epoch + planned, batch=batches, batches=total,
-                            mean_loss=loss_sum / batches,
-                            frames_per_s=steps / max(time.perf_counter() - t0, 1e-9),
-                        ))
-                    if cfg.updates and updates >= cfg.updates:
-                        break  # the budget ends inside this epoch
-                seconds = time.perf_counter() - t0
-                if batches == 0:
-                    raise GolemError("the sampler yielded no batch; lower training.batch_size")
-                # 5b. evaluation-mode statistics at this epoch's weights, then validation streams —
-                # after every epoch, except that short epochs validate only every training.validate_every updates.
-                last = (updates >= cfg.updates) if cfg.updates else (
-                    epoch + 1 >= first_epoch + cfg.epochs and updates >= cfg.min_updates
-                )
-                validation = None
-                if ranks.main and (last or updates - validated_at >= cfg.validate_every):
-                    recalibrate_norms(model, train_ds, calibration_windows(
-                        train_ds, B, CALIBRATION_BATCHES, cfg.seed + epoch), device)
-                    calibrated, validated_at = True, updates
-                    if len(val_ds):
-                        validation = validate(model, loss_fn, val_ds, device, B, settings.brain.activation)
-                        final_validation = validation
-                if cfg.keep_best and validation is not None and math.isfinite(validation.loss) and (
-                    best is None or validation.loss < best[0]
-                ):
-                    state = {k: v.detach().clone() for k, v in model.state_dict().items()}
-                    best = (validation.loss, epoch, state, validation)
-                record = EpochRecord(
-                    epoch=epoch, train_loss=loss_sum / batches, batches=batches,
-                    frames_per_s=steps / max(seconds, 1e-9), seconds=seconds, validation=validation,
-                )
-                history.append(record.to_dict())
-                log.info(
-                    "train.epoch", epoch=epoch + 1, train_loss=round(record.train_loss, 5), batches=batches,
-                    updates=updates, frames_per_s=round(record.frames_per_s, 1), seconds=round(seconds, 2),
-                    val_loss=round(validation.loss, 5) if validation else None,
-                    exact_match=round(validation.exact_match, 4) if validation else None,
-                    f1={k: None if v.f1 is None else round(v.f1, 3) for k, v in validation.actions.items()}
-                    if validation else None,
-                )
-                if events is not None:
-                    events.epoch(record, updates)
-                if on_epoch is not None:
-                    on_epoch(record)
-                epoch += 1
-        except KeyboardInterrupt:
-            interrupted = True
-            log.warning("train.interrupted", epochs_done=len(history) - first_epoch)
-        except RuntimeError as exc:
-            if ranks.world > 1:  # a gradient exchange failed: another rank died or timed out
-                raise peer_failure(exc, ranks) from None
-            raise
-        finally:
-            if events is not None:
-                events.__exit__(None, None, None)
-        if not ranks.main:  # rank 0 validates and saves
+        # 1-4. episodes selected, checked against the spec and split; model, loss, sampler, optimiser.
+        run = _prepare(settings, registry, plan, place, spec, store, store_path, optimizer_state)
+        # 5. epochs until the budget is spent, or Ctrl-C.
+        interrupted = _run_epochs(run, on_batch, on_epoch)
+        if not run.ranks.main:  # rank 0 validates and saves
             return TrainResult(
-                active=None, archive=None, device=str(device), history=history, validation=None, data=data,
-                interrupted=interrupted, seconds=time.perf_counter() - started, model=model, updates=updates,
+                active=None,
+                archive=None,
+                device=str(run.device),
+                history=run.history,
+                validation=None,
+                data=run.data,
+                interrupted=interrupted,
+                seconds=time.perf_counter() - started,
+                model=run.model,
+                updates=run.updates,
             )
-
         # 6. checkpoint: archive + active, self-describing.
-        if not calibrated:  # interrupted, or the last epoch did not validate: the weights moved since
-            recalibrate_norms(model, train_ds, calibration_windows(train_ds, B, CALIBRATION_BATCHES, cfg.seed), device)
-            if interrupted and len(val_ds):  # the saved weights' scores, as a finished run reports them
-                try:
-                    final_validation = validate(model, loss_fn, val_ds, device, B, settings.brain.activation)
-                except KeyboardInterrupt:
-                    log.warning("train.validation_skipped", reason="interrupted again")
-        metrics: dict[str, Any] = {"history": history, "updates": updates}
-        validation = final_validation
-        if best is not None and not interrupted and best[1] != history[-1]["epoch"]:
-            model.load_state_dict(best[2])  # an earlier epoch validated better: it is the model
-            validation = best[3]
-            log.info("train.best_epoch", epoch=best[1] + 1, val_loss=round(best[0], 5))
-        metrics["best_epoch"] = best[1] if best is not None and not interrupted else None
-        metrics["validation"] = validation.to_dict() if validation else None
-        thresholds = None
-        if cfg.calibrate_thresholds and validation is not None and validation.probabilities is not None \
-                and len(validation.probabilities):
-            values = calibrate_thresholds(validation.probabilities, validation.targets, settings.brain.activation)
-            thresholds = {name: float(v) for name, v in zip(spec.action_names, values)}
-            tally = Tally(spec.n_actions)
-            tally.add(validation.probabilities, validation.targets, values)
-            metrics["calibrated"] = {
-                "exact_match": tally.exact_match,
-                "actions": {k: asdict(v) for k, v in tally.scores(spec.action_names).items()},
-            }
-            log.info("train.thresholds", **{k: round(v, 2) for k, v in thresholds.items()})
-        model.eval()
-        keep, activation = (False, None)
-        if interrupted:
-            keep, activation = _previous_active_stays(settings, registry, spec, loss_fn, val_ds, device, B, validation)
-        archive, active = save_model(
-            settings, model, spec, metrics, data, interrupted=interrupted, thresholds=thresholds, activate=not keep
-        )
+        result = _finish(run, interrupted)
     finally:
         store.close()
-    elapsed = time.perf_counter() - started
-    log.info("train.done", active=str(active), archive=str(archive), seconds=round(elapsed, 2), interrupted=interrupted)
-    return TrainResult(
-        active=active, archive=archive, device=str(device), history=history, validation=validation,
-        data=data, interrupted=interrupted, seconds=elapsed, model=model,
-        thresholds=thresholds, best_epoch=metrics["best_epoch"], updates=updates,
-        optimizer_state=optimizer.state_dict(), activation=activation,
+    result.seconds = time.perf_counter() - started
+    log.info(
+        "train.done",
+        active=str(result.active),
+        archive=str(result.archive),
+        seconds=round(result.seconds, 2),
+        interrupted=interrupted,
     )
+    return result
 
 
 def train_rank(settings_json: str, plan: TrainPlan | None) -> None:
@@ -667,6 +267,473 @@ def train_rank(settings_json: str, plan: TrainPlan | None) -> None:
 
     configure_logging(level="warning")
     train(GolemSettings.model_validate_json(settings_json), load_plugins().registry, plan)
+
+
+# --- the run's state -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Placement:
+    """Where this process trains: its device, the cortices' autocast dtype (``None``: float32), its
+    data-parallel rank and its torch CPU threads."""
+
+    device: torch.device
+    autocast: torch.dtype | None
+    ranks: Ranks
+    threads: int
+
+
+def _place(cfg: TrainingSettings) -> _Placement:
+    """This process's device, precision, rank and share of the cores (set for torch here)."""
+    device = select_device(cfg.device)
+    autocast = autocast_dtype(cfg.precision, device)
+    ranks = Ranks.current()  # data-parallel when a process group is up (golem run train --nproc, torchrun)
+    if ranks.world > 1:
+        device = rank_device(device)
+    # this process's share of the cores beside the run's other processes on this machine (golem.threads)
+    threads = set_threads(int(os.environ.get("LOCAL_WORLD_SIZE") or ranks.world), cfg.threads)
+    return _Placement(device, autocast, ranks, threads)
+
+
+@dataclass
+class TrainingRun:
+    """One call of :func:`train`: what :func:`_prepare` built, and where its epochs stand.
+
+    Attributes:
+        settings: the run's settings (``training.sequence_length`` resolved, the scenario's defaults taken).
+        spec, registry: the model's spec and where its components came from.
+        device, autocast, ranks: see :class:`_Placement`.
+        train_ds, val_ds: training and validation windows.
+        data: the checkpoint's ``data`` record (:func:`golem.learning.training_data.training_data`, plus
+            ``resumed_from``, ``batch_size``, ``threads``, ``processes``, ``tensorboard`` where they apply).
+        model: the network trained (validated, saved); ``net`` is the same, or its data-parallel wrapper.
+        loss_fn, sampler, optimizer: the loss, the stateful batch sampler and Adam.
+        batch_size: streams B over all ranks (the sampler's, which may be lower than ``training.batch_size``).
+        first_epoch: the epoch number this run starts at (a resumed model's epochs before it).
+        planned: epochs this run expects to take (for progress: :attr:`BatchProgress.epochs`).
+        events: the TensorBoard writer (``None``: off, or not rank 0).
+        history: :meth:`EpochRecord.to_dict` of each epoch, a resumed model's earlier ones first.
+        keep_best: the epoch that validated best so far.
+        epoch: the epoch running (or next).
+        updates: optimiser steps taken in this run.
+        validated_at: ``updates`` when validation last ran.
+        calibrated: batch-norm statistics were re-estimated at the current weights.
+        final_validation: the last validation that ran.
+    """
+
+    settings: GolemSettings
+    spec: ModelSpec
+    registry: Registry
+    device: torch.device
+    autocast: torch.dtype | None
+    ranks: Ranks
+    train_ds: SequenceDataset
+    val_ds: SequenceDataset
+    data: dict[str, Any]
+    model: nn.Module
+    net: nn.Module
+    loss_fn: nn.Module
+    sampler: Any
+    optimizer: torch.optim.Optimizer
+    batch_size: int
+    first_epoch: int
+    planned: int
+    events: EventLog | None
+    history: list[dict[str, Any]]
+    keep_best: KeepBest
+    epoch: int
+    updates: int = 0
+    validated_at: int = 0
+    calibrated: bool = False
+    final_validation: Validation | None = None
+
+    @property
+    def cfg(self) -> TrainingSettings:
+        """``settings.training``."""
+        return self.settings.training
+
+    @property
+    def local_batch_size(self) -> int:
+        """This rank's streams: ``batch_size / world``."""
+        return self.batch_size // self.ranks.world
+
+    def more_epochs(self, epoch: int) -> bool:
+        """Whether epoch ``epoch`` is to run: ``training.updates`` not yet spent, or else
+        ``training.epochs`` epochs and ``training.min_updates`` steps not yet both done."""
+        cfg = self.cfg
+        if cfg.updates:
+            return self.updates < cfg.updates
+        return epoch < self.first_epoch + cfg.epochs or self.updates < cfg.min_updates
+
+
+# --- 1-4. prepare ----------------------------------------------------------------
+
+
+def _prepare(
+    settings: GolemSettings,
+    registry: Registry,
+    plan: TrainPlan,
+    place: _Placement,
+    spec: ModelSpec,
+    store: TrajectoryStore,
+    store_path: Path,
+    optimizer_state: dict[str, Any] | None,
+) -> TrainingRun:
+    """The data split, the model (fresh, or the active one to fine-tune), loss, sampler, optimiser,
+    the data-parallel wrapper and the TensorBoard writer, in this order (the seeded draws depend on it)."""
+    chosen = training_data(
+        settings, store, store_path, spec, module=plan.module, include_recovery=plan.include_recovery, given=plan.given
+    )
+    settings, data = chosen.settings, chosen.data
+    cfg, device = settings.training, place.device
+    if plan.resume:
+        resumed = resume_active(settings, registry, spec)
+        model, history, first_epoch = resumed.model, resumed.history, resumed.first_epoch
+        data["resumed_from"] = resumed.source
+    else:
+        model, history, first_epoch = registry.get("models", spec.model).obj(spec), [], 0
+    model.to(device).train()
+    loss_fn = registry.get("losses", cfg.loss).obj(settings, spec.n_actions).to(device)
+    # Without --include-recovery there are no recovery streams to stratify over.
+    sampling = (
+        settings
+        if plan.include_recovery
+        else settings.model_copy(update={"training": cfg.model_copy(update={"recovery_ratio": 0.0})})
+    )
+    sampler = registry.get("samplers", cfg.sampler).obj(chosen.train, sampling)
+    if hasattr(sampler, "set_epoch"):
+        sampler.set_epoch(first_epoch)
+    optimizer = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate)
+    if optimizer_state is not None:
+        optimizer.load_state_dict(optimizer_state)
+    log.info(
+        "train.start",
+        model=spec.model,
+        loss=cfg.loss,
+        sampler=cfg.sampler,
+        device=str(device),
+        cortices=str(place.autocast or torch.float32).removeprefix("torch."),
+        sensors=spec.sensor_names,
+        parameters=sum(p.numel() for p in model.parameters()),
+        train=chosen.train.describe(),
+        validation=chosen.validation.describe(),
+    )
+    # the stateful sampler lowers the stream count to what the data holds (with a warning)
+    B = int(getattr(sampler, "batch_size", cfg.batch_size))
+    data["batch_size"] = B
+    data["threads"] = place.threads  # torch CPU threads of this process
+    check_divisible(B, place.ranks)
+    net = _data_parallel(model, place)
+    if place.ranks.world > 1:
+        data["processes"] = place.ranks.world
+    planned = _planned_epochs(cfg, sampler)
+    events = (
+        EventLog(run_folder(settings.data.root, spec.profile, spec.model))
+        if cfg.tensorboard and place.ranks.main
+        else None
+    )
+    if events is not None:
+        data["tensorboard"] = str(events.folder)
+    return TrainingRun(
+        settings=settings,
+        spec=spec,
+        registry=registry,
+        device=device,
+        autocast=place.autocast,
+        ranks=place.ranks,
+        train_ds=chosen.train,
+        val_ds=chosen.validation,
+        data=data,
+        model=model,
+        net=net,
+        loss_fn=loss_fn,
+        sampler=sampler,
+        optimizer=optimizer,
+        batch_size=B,
+        first_epoch=first_epoch,
+        planned=planned,
+        events=events,
+        history=history,
+        keep_best=KeepBest(cfg.keep_best),
+        epoch=first_epoch,
+    )
+
+
+def _data_parallel(model: nn.Module, place: _Placement) -> nn.Module:
+    """``model`` in :class:`DistributedDataParallel` when there are several ranks, else ``model`` itself."""
+    if place.ranks.world <= 1:
+        return model
+    device = place.device
+    try:  # broadcasts rank 0's weights: the first exchange with the other ranks
+        return DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+    except RuntimeError as exc:
+        raise peer_failure(exc, place.ranks) from None
+
+
+def _planned_epochs(cfg: TrainingSettings, sampler: Any) -> int:
+    """Epochs the budget takes at the sampler's batches per epoch (unknown length: ``training.epochs``)."""
+    per_epoch = len(sampler) if hasattr(sampler, "__len__") else 0
+    if cfg.updates:
+        return -(-cfg.updates // per_epoch) if per_epoch else cfg.epochs
+    planned = max(cfg.epochs, -(-cfg.min_updates // per_epoch) if per_epoch else 0)
+    if planned > cfg.epochs:
+        log.info("train.min_updates", epochs=planned, min_updates=cfg.min_updates, batches_per_epoch=per_epoch)
+    return planned
+
+
+# --- 5. epochs ------------------------------------------------------------------
+
+
+def _run_epochs(
+    run: TrainingRun,
+    on_batch: Callable[[BatchProgress], None] | None,
+    on_epoch: Callable[[EpochRecord], None] | None,
+) -> bool:
+    """Epoch after epoch while :meth:`TrainingRun.more_epochs`; whether Ctrl-C stopped them.
+
+    Raises:
+        GolemError: training diverged, the sampler misbehaved, or (data-parallel) another rank failed.
+    """
+    try:
+        while run.more_epochs(run.epoch):
+            record = _run_epoch(run, on_batch)
+            if on_epoch is not None:
+                on_epoch(record)
+            run.epoch += 1
+    except KeyboardInterrupt:
+        log.warning("train.interrupted", epochs_done=len(run.history) - run.first_epoch)
+        return True
+    except RuntimeError as exc:
+        if run.ranks.world > 1:  # a gradient exchange failed: another rank died or timed out
+            raise peer_failure(exc, run.ranks) from None
+        raise
+    finally:
+        if run.events is not None:
+            run.events.__exit__(None, None, None)
+    return False
+
+
+def _run_epoch(run: TrainingRun, on_batch: Callable[[BatchProgress], None] | None) -> EpochRecord:
+    """One epoch: train, validate when due, keep it if best, then record, log and write its scalars."""
+    record = _train_epoch(run, on_batch)
+    record.validation = _validate_when_due(run)
+    run.keep_best.offer(record.epoch, record.validation, run.model)
+    run.history.append(record.to_dict())
+    validation = record.validation
+    log.info(
+        "train.epoch",
+        epoch=record.epoch + 1,
+        train_loss=round(record.train_loss, 5),
+        batches=record.batches,
+        updates=run.updates,
+        frames_per_s=round(record.frames_per_s, 1),
+        seconds=round(record.seconds, 2),
+        val_loss=round(validation.loss, 5) if validation else None,
+        exact_match=round(validation.exact_match, 4) if validation else None,
+        f1={k: None if v.f1 is None else round(v.f1, 3) for k, v in validation.actions.items()} if validation else None,
+    )
+    if run.events is not None:
+        run.events.epoch(record, run.updates)
+    return record
+
+
+def _train_epoch(run: TrainingRun, on_batch: Callable[[BatchProgress], None] | None) -> EpochRecord:
+    """5a. Stateful truncated BPTT over one pass of the sampler's streams (it stops part way where the
+    ``training.updates`` budget ends); the epoch's record, not yet validated.
+
+    Each rank trains its rows of every global batch (:meth:`Ranks.shard`), its loss scaled so that the
+    all-reduced gradient is that of the global batch's recorded steps.
+    """
+    cfg, device, ranks = run.cfg, run.device, run.ranks
+    total = len(run.sampler) if hasattr(run.sampler, "__len__") else None
+    t0 = time.perf_counter()
+    hx = run.model.initial_state(run.local_batch_size, device)
+    loss_sum, batches, steps = 0.0, 0, 0
+    global_steps: deque[int] = deque()  # recorded steps of each global batch, in order
+    for batch in prefetched(run.train_ds, _shards(run, global_steps) if ranks.world > 1 else run.sampler):
+        run.calibrated = False  # the weights move
+        if batch.targets.shape[0] != hx.shape[0]:
+            raise GolemError(
+                f"sampler {cfg.sampler!r} yielded a batch of {batch.targets.shape[0]} windows but its "
+                f"batch_size is {hx.shape[0]}; a stateful sampler keeps one row per stream"
+            )
+        recorded = int(batch.mask.sum())
+        batch_steps = global_steps.popleft() if ranks.world > 1 else recorded  # all ranks' steps
+        scale = loss_scale(recorded, batch_steps, ranks)
+        loss, hx = train_step(
+            run.net,
+            run.loss_fn,
+            run.optimizer,
+            to_device(batch.inputs, device),
+            batch.targets.to(device),
+            batch.is_first.to(device),
+            hx,
+            batch.mask.to(device),
+            None if batch.timespans is None else batch.timespans.to(device),
+            scale,
+            run.autocast,
+        )
+        steps += batch_steps
+        if not math.isfinite(loss):
+            raise GolemError(f"training diverged at epoch {run.epoch + 1} (loss {loss}); lower training.learning_rate")
+        loss_sum += loss
+        batches += 1
+        run.updates += 1
+        if on_batch is not None:
+            on_batch(
+                BatchProgress(
+                    epoch=run.epoch,
+                    epochs=run.first_epoch + run.planned,
+                    batch=batches,
+                    batches=total,
+                    mean_loss=loss_sum / batches,
+                    frames_per_s=steps / max(time.perf_counter() - t0, 1e-9),
+                )
+            )
+        if cfg.updates and run.updates >= cfg.updates:
+            break  # the budget ends inside this epoch
+    seconds = time.perf_counter() - t0
+    if batches == 0:
+        raise GolemError("the sampler yielded no batch; lower training.batch_size")
+    return EpochRecord(
+        epoch=run.epoch,
+        train_loss=loss_sum / batches,
+        batches=batches,
+        frames_per_s=steps / max(seconds, 1e-9),
+        seconds=seconds,
+        validation=None,
+    )
+
+
+def _shards(run: TrainingRun, global_steps: deque[int]) -> Iterator[np.ndarray]:
+    """This rank's window indices of each of the sampler's global batches; appends each global batch's
+    recorded steps to ``global_steps`` (the loss scale needs them)."""
+    for indices in run.sampler:
+        idx = np.asarray(indices)
+        global_steps.append(int(run.train_ds.pointers["length"][idx].sum()))
+        yield run.ranks.shard(idx)
+
+
+def _validate_when_due(run: TrainingRun) -> Validation | None:
+    """5b. Rank 0: batch-norm statistics re-estimated at this epoch's weights, then validation streams —
+    after every epoch, except that short epochs validate only every ``training.validate_every`` updates
+    (and the last always). ``None``: not due, another rank, or no validation episodes."""
+    last = not run.more_epochs(run.epoch + 1)
+    if not run.ranks.main or not (last or run.updates - run.validated_at >= run.cfg.validate_every):
+        return None
+    _recalibrate(run, run.cfg.seed + run.epoch)
+    run.calibrated, run.validated_at = True, run.updates
+    if not len(run.val_ds):
+        return None
+    run.final_validation = _validate(run)
+    return run.final_validation
+
+
+def _recalibrate(run: TrainingRun, seed: int) -> None:
+    """Re-estimate the model's batch-norm statistics on :data:`CALIBRATION_BATCHES` seeded training batches."""
+    windows = calibration_windows(run.train_ds, run.batch_size, CALIBRATION_BATCHES, seed)
+    recalibrate_norms(run.model, run.train_ds, windows, run.device)
+
+
+def _validate(run: TrainingRun) -> Validation:
+    """The model's scores on the validation streams, ``batch_size`` of them."""
+    return validate(run.model, run.loss_fn, run.val_ds, run.device, run.batch_size, run.settings.brain.activation)
+
+
+# --- 6. finish -------------------------------------------------------------------
+
+
+def _finish(run: TrainingRun, interrupted: bool) -> TrainResult:
+    """Rank 0: settle the weights to save (recalibrated, the best epoch's unless interrupted), calibrate the
+    press thresholds, save the archive and (unless the previous active model stays) the active model.
+
+    The result's ``seconds`` is left to :func:`train`.
+    """
+    if not run.calibrated:  # interrupted, or the last epoch did not validate: the weights moved since
+        _recalibrate(run, run.cfg.seed)
+        if interrupted and len(run.val_ds):  # the saved weights' scores, as a finished run reports them
+            try:
+                run.final_validation = _validate(run)
+            except KeyboardInterrupt:
+                log.warning("train.validation_skipped", reason="interrupted again")
+    best = None if interrupted else run.keep_best.best
+    validation = _best_weights(run, best)
+    metrics: dict[str, Any] = {
+        "history": run.history,
+        "updates": run.updates,
+        "best_epoch": best.epoch if best is not None else None,
+        "validation": validation.to_dict() if validation else None,
+    }
+    thresholds, calibrated = _press_thresholds(run, validation)
+    if calibrated is not None:
+        metrics["calibrated"] = calibrated
+    run.model.eval()
+    keep, activation = (False, None)
+    if interrupted:
+        keep, activation = previous_active_stays(
+            run.settings, run.registry, run.spec, run.loss_fn, run.val_ds, run.device, run.batch_size, validation
+        )
+    archive, active = save_model(
+        run.settings,
+        run.model,
+        run.spec,
+        metrics,
+        run.data,
+        interrupted=interrupted,
+        thresholds=thresholds,
+        activate=not keep,
+    )
+    return TrainResult(
+        active=active,
+        archive=archive,
+        device=str(run.device),
+        history=run.history,
+        validation=validation,
+        data=run.data,
+        interrupted=interrupted,
+        model=run.model,
+        thresholds=thresholds,
+        best_epoch=metrics["best_epoch"],
+        updates=run.updates,
+        optimizer_state=run.optimizer.state_dict(),
+        activation=activation,
+    )
+
+
+def _best_weights(run: TrainingRun, best: BestEpoch | None) -> Validation | None:
+    """Load the best epoch's weights into the model when an earlier epoch than the last validated better;
+    the validation of the weights now in the model (``None``: none ran)."""
+    if best is None or best.epoch == run.history[-1]["epoch"]:
+        return run.final_validation
+    run.model.load_state_dict(best.state)  # an earlier epoch validated better: it is the model
+    log.info("train.best_epoch", epoch=best.epoch + 1, val_loss=round(best.loss, 5))
+    return best.validation
+
+
+def _press_thresholds(
+    run: TrainingRun, validation: Validation | None
+) -> tuple[dict[str, float] | None, dict[str, Any] | None]:
+    """``training.calibrate_thresholds``: each action's press threshold maximising its F1 on ``validation``,
+    and the scores at those thresholds (the checkpoint's ``metrics.calibrated``); ``(None, None)`` when off
+    or nothing was validated."""
+    if not (
+        run.cfg.calibrate_thresholds
+        and validation is not None
+        and validation.probabilities is not None
+        and len(validation.probabilities)
+    ):
+        return None, None
+    spec = run.spec
+    values = calibrate_thresholds(validation.probabilities, validation.targets, run.settings.brain.activation)
+    thresholds = {name: float(v) for name, v in zip(spec.action_names, values)}
+    tally = Tally(spec.n_actions)
+    tally.add(validation.probabilities, validation.targets, values)
+    calibrated = {
+        "exact_match": tally.exact_match,
+        "actions": {k: asdict(v) for k, v in tally.scores(spec.action_names).items()},
+    }
+    log.info("train.thresholds", **{k: round(v, 2) for k, v in thresholds.items()})
+    return thresholds, calibrated
 
 
 __all__ = [

@@ -10,7 +10,7 @@ threshold.
 
 from __future__ import annotations
 
-from collections.abc import Sequence, Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -67,7 +67,9 @@ class Validation:
 
 
 def run_model(
-    model: nn.Module, inputs: Mapping[str, torch.Tensor], hx: torch.Tensor | None,
+    model: nn.Module,
+    inputs: Mapping[str, torch.Tensor],
+    hx: torch.Tensor | None,
     timespans: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``model(inputs, hx)``, with ``timespans=`` ``[B, L]`` (tics per step) only when some step is not one tic.
@@ -246,7 +248,8 @@ class Tally:
         self.fn = np.zeros(self.n_actions, dtype=np.int64)
 
     def add(self, probabilities: np.ndarray, targets: np.ndarray, threshold: float | np.ndarray) -> None:
-        """Count ``probabilities[T, A]`` pressed above ``threshold`` (scalar or per action ``[A]``) against ``targets[T, A]``."""
+        """Count ``probabilities[T, A]`` pressed above ``threshold`` (scalar or per action ``[A]``) against
+        ``targets[T, A]``."""
         pred = probabilities > threshold
         true = targets.astype(bool)
         self.tp += (pred & true).sum(axis=0)

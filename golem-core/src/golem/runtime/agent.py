@@ -32,9 +32,9 @@ from golem.learning.modelspec import ModelSpec
 
 if TYPE_CHECKING:
     from golem.registry import Registry
-    from golem.settings import GolemSettings, ResolvedSettings
-    from golem.sensors import Sensor
     from golem.runtime.session import Session
+    from golem.sensors import Sensor
+    from golem.settings import GolemSettings, ResolvedSettings
 
 log = structlog.get_logger(__name__)
 
@@ -44,9 +44,7 @@ log = structlog.get_logger(__name__)
 LIVE_THREADS = 1
 
 
-def check_compatible(
-    spec: ModelSpec, profile: str, action_names: Sequence[str], sensors: Sequence[Sensor]
-) -> None:
+def check_compatible(spec: ModelSpec, profile: str, action_names: Sequence[str], sensors: Sequence[Sensor]) -> None:
     """Fail with one line unless a session with ``profile``/``action_names``/``sensors`` can feed the model.
 
     The session must press the model's buttons in the model's order and read
@@ -262,13 +260,13 @@ def trained_scenario(metadata: Mapping[str, Any], checkpoint: Path | str = "the 
     """The scenario a checkpoint was trained on, if its metadata says so: a shipped scenario's name.
 
     Looked up as ``scenario``, then ``data.scenario``, then ``data.module`` when that names a known scenario.
-    A path there is refused (:func:`golem.runtime.scenarios.checkpoint_scenario`): a checkpoint must not
+    A path there is refused (:func:`golem.scenarios.checkpoint_scenario`): a checkpoint must not
     choose which file the engine loads; the user passes such a file with ``--scenario``.
 
     Raises:
         GolemError: the metadata names a scenario file rather than a shipped scenario (one line).
     """
-    from golem.runtime.scenarios import checkpoint_scenario, known_scenarios
+    from golem.scenarios import checkpoint_scenario, known_scenarios
 
     if isinstance(metadata.get("scenario"), str):
         return checkpoint_scenario(str(metadata["scenario"]), checkpoint)

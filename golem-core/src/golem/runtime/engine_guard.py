@@ -97,20 +97,28 @@ def probe_start(spec: Mapping[str, str | None], what: str, timeout: float, key: 
     started = time.monotonic()
     proc = subprocess.Popen(
         [sys.executable, "-c", _PROBE, json.dumps(dict(spec))],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
         start_new_session=True,  # its engine shares its process group, killed with it below
     )
     # If this process dies first (SIGKILL included), the kernel closes the watchdog's stdin and the watchdog
     # kills the probe's whole group: the probe and its engine never outlive us.
-    watchdog = subprocess.Popen(["sh", "-c", f"cat >/dev/null; kill -9 -{proc.pid} 2>/dev/null"],
-                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                start_new_session=True)
+    watchdog = subprocess.Popen(
+        ["sh", "-c", f"cat >/dev/null; kill -9 -{proc.pid} 2>/dev/null"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         _, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         _kill_group(proc.pid)
         proc.communicate()
-        raise GolemError(f"ViZDoom engine did not start {what} within {timeout:g}s; the map is damaged or unplayable") from None
+        raise GolemError(
+            f"ViZDoom engine did not start {what} within {timeout:g}s; the map is damaged or unplayable"
+        ) from None
     finally:
         _kill_group(proc.pid)
         watchdog.kill()  # before its stdin closes: the probe's pid is free again and must not be signalled
@@ -119,13 +127,19 @@ def probe_start(spec: Mapping[str, str | None], what: str, timeout: float, key: 
             watchdog.stdin.close()
     seconds = round(time.monotonic() - started, 3)
     if proc.returncode < 0:
-        name = signal.Signals(-proc.returncode).name if -proc.returncode in signal.valid_signals() else str(-proc.returncode)
+        name = (
+            signal.Signals(-proc.returncode).name
+            if -proc.returncode in signal.valid_signals()
+            else str(-proc.returncode)
+        )
         log.info("engine_probe_crashed", scenario=what, signal=name, seconds=seconds)
         raise GolemError(f"ViZDoom engine crashed ({name}) loading {what}: the map is damaged or not playable alone")
     if proc.returncode != 0:
         lines = [line for line in err.decode(errors="replace").splitlines() if line.strip()]
         detail = next((line for line in reversed(lines) if line.startswith("error: ")), lines[-1] if lines else "")
-        raise GolemError(f"ViZDoom engine failed to start {what}: {detail.removeprefix('error: ') or f'exit {proc.returncode}'}")
+        raise GolemError(
+            f"ViZDoom engine failed to start {what}: {detail.removeprefix('error: ') or f'exit {proc.returncode}'}"
+        )
     log.debug("engine_probe_ok", scenario=what, seconds=seconds)
     if key is not None:
         _PROBED.add(key)

@@ -18,8 +18,8 @@ from typing import Any
 
 from golem.errors import GolemError
 from golem.registry import Registry
-from golem.runtime.wad import validate_wad
 from golem.settings import GolemSettings
+from golem.wad import validate_wad
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,9 @@ def map_generator(settings: GolemSettings, registry: Registry, name: str) -> Any
         GolemError: no generator of that name (none installed: install golem-procgen), or one without ``sample``.
     """
     if not registry.names("map_generators"):
-        raise GolemError("no map generator is installed: --procgen-phase needs golem-procgen (pip install golem-procgen)")
+        raise GolemError(
+            "no map generator is installed: --procgen-phase needs golem-procgen (pip install golem-procgen)"
+        )
     generator = registry.get("map_generators", name).obj(settings)
     if not callable(getattr(generator, "sample", None)):
         raise GolemError(f"map generator {name!r} cannot sample curriculum phases (it has no sample(phase, seed))")

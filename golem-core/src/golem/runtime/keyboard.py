@@ -13,6 +13,7 @@ from types import TracebackType
 from typing import Any
 
 from golem.errors import GolemError
+from golem.extras import require
 from golem.runtime.session import check_display
 
 
@@ -36,9 +37,10 @@ class Keyboard:
 
     def __init__(self) -> None:
         check_display()
+        require("pynput", "reading the keyboard")  # a missing pynput: what to install
         try:
             from pynput import keyboard
-        except Exception as exc:  # ImportError, or Xlib failing to connect
+        except Exception as exc:  # Xlib failing to connect
             raise GolemError(f"cannot read the keyboard with pynput ({type(exc).__name__}: {exc})") from None
         self._held: set[str] = set()
         self._lock = threading.Lock()

@@ -265,7 +265,8 @@ class HumanPolicy:
 
 
 class MixingPolicy:
-    """Execute ``executor``'s action with probability ``1 − beta`` per tic, else ``labeller``'s; label with ``labeller``.
+    """Execute ``executor``'s action with probability ``1 − beta`` per tic, else ``labeller``'s; label with
+    ``labeller``.
 
     Both policies see every tic (so stateful ones — a recurrent agent, an
     expert with cooldowns — stay in step whichever action ran). ``beta = 1``
@@ -310,6 +311,13 @@ class MixingPolicy:
 
 
 __all__ = [
-    "EpisodeResult", "HumanPolicy", "MixingPolicy", "Observer", "Policy", "Tic", "policy_name", "respawn_buttons",
+    "EpisodeResult",
+    "HumanPolicy",
+    "MixingPolicy",
+    "Observer",
+    "Policy",
+    "Tic",
+    "policy_name",
+    "respawn_buttons",
     "run_episode",
 ]

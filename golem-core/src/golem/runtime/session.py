@@ -16,17 +16,17 @@ import os
 import sys
 import threading
 import time
-from pathlib import Path
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 import structlog
 
-from golem.runtime.engine_guard import EngineGuard, engine_children, probe_start
 from golem.errors import GolemError
 from golem.profiles import PROFILES
-from golem.runtime.scenarios import MULTIPLAYER_ONLY_WADS, Scenario, check_game_args, iwad_path, resolve_scenario, scenarios_dir
+from golem.runtime.engine_guard import EngineGuard, engine_children, probe_start
+from golem.scenarios import MULTIPLAYER_ONLY_WADS, Scenario, check_game_args, iwad_path, resolve_scenario, scenarios_dir
 from golem.sensors import Sensor
 from golem.settings import GolemSettings
 
@@ -39,7 +39,6 @@ ENGINE_DIR = "_vizdoom"
 DEFAULT_RESOLUTION = "RES_160X120"
 
 
-
 def multiplayer_only(scenario: Scenario) -> bool:
     """Whether ``scenario``'s WAD is one of :data:`MULTIPLAYER_ONLY_WADS` (it needs ``-host``/``-join``)."""
     return scenario.wad is not None and scenario.wad.name.lower() in MULTIPLAYER_ONLY_WADS
@@ -48,7 +47,7 @@ def multiplayer_only(scenario: Scenario) -> bool:
 def probe_untrusted(scenario: Scenario, timeout: float) -> None:
     """Start ``scenario`` once in a child process when it loads a WAD ViZDoom does not ship.
 
-    A map that passes :mod:`golem.runtime.wad`'s checks can still kill the engine inside
+    A map that passes :mod:`golem.wad`'s checks can still kill the engine inside
     ``init()``, and with it this process (SIGSEGV, no message); the child dies instead and
     :func:`golem.runtime.engine_guard.probe_start` turns that into one line naming the file.
     Each WAD (path, size, modification time) and map is probed once per process.
@@ -62,9 +61,12 @@ def probe_untrusted(scenario: Scenario, timeout: float) -> None:
     untrusted = [p for p in files if not p.is_relative_to(shipped)]
     if not untrusted:
         return
-    spec = {"config": str(scenario.config) if scenario.config is not None else None,
-            "wad": str(scenario.wad) if scenario.wad is not None else None,
-            "iwad": str(iwad) if iwad is not None else None, "map": scenario.doom_map}
+    spec = {
+        "config": str(scenario.config) if scenario.config is not None else None,
+        "wad": str(scenario.wad) if scenario.wad is not None else None,
+        "iwad": str(iwad) if iwad is not None else None,
+        "map": scenario.doom_map,
+    }
     if scenario.config is not None:
         files.append(scenario.config)
     key = repr([(str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in files] + [scenario.doom_map])
@@ -277,7 +279,12 @@ class Session:
 
                 self._guard.kill(signal.SIGSTOP)
                 _STUCK_GUARDS.append(self._guard)
-                log.error("engine_start_timeout", scenario=self.scenario.name, timeout_s=timeout, pids=sorted(self._guard.pids))
+                log.error(
+                    "engine_start_timeout",
+                    scenario=self.scenario.name,
+                    timeout_s=timeout,
+                    pids=sorted(self._guard.pids),
+                )
                 raise GolemError(message + "; the stuck engine is stopped and dies with this process")
             self._cleanup()
             raise GolemError(message)
@@ -364,7 +371,9 @@ class Session:
         ``tics`` defaults to ``game.frame_skip``.
         """
         if len(action) != len(self.action_names):
-            raise ValueError(f"action has {len(action)} values, profile has {len(self.action_names)}: {self.action_names}")
+            raise ValueError(
+                f"action has {len(action)} values, profile has {len(self.action_names)}: {self.action_names}"
+            )
         hold = self.settings.game.frame_skip if tics is None else int(tics)
         return float(self._game.make_action([int(a) for a in action], hold))
 

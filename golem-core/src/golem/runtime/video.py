@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from golem.errors import GolemError
+from golem.extras import require
 from golem.runtime.rollout import Observer
 
 #: Frames per second of a written video: one frame per tic.
@@ -32,15 +33,8 @@ class VideoWriter:
         self.frames = 0
         self._gif: list[np.ndarray] = []
         self._mp4: Any = None
-        try:
-            if self.suffix == ".gif":
-                import PIL.Image  # noqa: F401
-            else:
-                import imageio.v2  # noqa: F401
-                import imageio_ffmpeg  # noqa: F401
-        except ImportError as exc:
-            need = "pillow" if self.suffix == ".gif" else "imageio imageio-ffmpeg"
-            raise GolemError(f"writing {self.suffix} video needs {need} (pip install {need}): {exc}") from None
+        for module in ("PIL.Image",) if self.suffix == ".gif" else ("imageio.v2", "imageio_ffmpeg"):
+            require(module, f"writing {self.suffix} video")
         if not path.parent.is_dir():
             raise GolemError(f"cannot write video {path}: folder {path.parent} does not exist")
 

@@ -141,8 +141,9 @@ class WorkerPool:
     however the block ends; a worker's error line is raised as :class:`GolemError`.
     """
 
-    def __init__(self, target: Callable[..., None], args: tuple[Any, ...], workers: int, *, start_method: str,
-                 what: str) -> None:
+    def __init__(
+        self, target: Callable[..., None], args: tuple[Any, ...], workers: int, *, start_method: str, what: str
+    ) -> None:
         method = start_method if start_method in mp.get_all_start_methods() else "spawn"
         self._ctx = mp.get_context(method)
         self._target, self._args, self._n, self._what = target, args, workers, what
@@ -154,8 +155,9 @@ class WorkerPool:
         self._tasks, self._results = self._ctx.Queue(), self._ctx.Queue()
         parent = os.getpid()
         self._procs = [
-            self._ctx.Process(target=_worker_main, args=(parent, self._target, *self._args, self._tasks, self._results),
-                              daemon=True)
+            self._ctx.Process(
+                target=_worker_main, args=(parent, self._target, *self._args, self._tasks, self._results), daemon=True
+            )
             for _ in range(self._n)
         ]
         try:

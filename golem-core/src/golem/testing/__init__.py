@@ -25,7 +25,8 @@ _HELPERS = {
     "random_inputs": "golem.testing.models",
     "assert_sampler_contract": "golem.testing.samplers",
     "assert_map_generator_contract": "golem.testing.worlds",
-    "assert_command_contract": "golem.testing.worlds",
+    # Commands need the CLI (golem-cli): its helper, re-exported for plugins' tests.
+    "assert_command_contract": "golem_cli.testing",
 }
 
 __all__ = sorted(_HELPERS)

@@ -14,8 +14,8 @@ from golem.settings import GolemSettings
 def _network_game_of_one(scenario: str) -> list[str]:
     """Host arguments for a multiplayer-only map (``cig``), which the engine cannot start alone; else none."""
     from golem.runtime.netgame import free_port, host_args
-    from golem.runtime.scenarios import resolve_scenario
     from golem.runtime.session import multiplayer_only
+    from golem.scenarios import resolve_scenario
 
     if not multiplayer_only(resolve_scenario(scenario)):
         return []
@@ -62,7 +62,9 @@ def assert_expert_contract(
     """
     assert isinstance(getattr(expert_cls, "name", None), str) and expert_cls.name, "an expert needs a `name`"
     scenarios = getattr(expert_cls, "scenarios", ())
-    assert scenarios and all(isinstance(s, str) for s in scenarios), f"{expert_cls.name}: `scenarios` must name scenarios"
+    assert scenarios and all(isinstance(s, str) for s in scenarios), (
+        f"{expert_cls.name}: `scenarios` must name scenarios"
+    )
     settings = settings or GolemSettings.model_construct()
     names = PROFILES[settings.brain.profile]
     runs: list[list[list[int]]] = []
@@ -70,8 +72,13 @@ def assert_expert_contract(
     for _ in range(2):
         expert = expert_cls(names)
         checked = _CheckedExpert(expert, len(names))
-        with Session(settings, scenario=scenario or scenarios[0], seed=seed, configurers=[expert],
-                     extra_args=_network_game_of_one(scenario or scenarios[0])) as session:
+        with Session(
+            settings,
+            scenario=scenario or scenarios[0],
+            seed=seed,
+            configurers=[expert],
+            extra_args=_network_game_of_one(scenario or scenarios[0]),
+        ) as session:
             run_episode(session, checked, seed, max_steps=tics)
         runs.append(checked.actions)
     assert runs[0], f"{expert_cls.name}: the episode ended before the first tic"

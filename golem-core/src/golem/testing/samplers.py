@@ -10,9 +10,9 @@ import numpy as np
 
 from golem.builtin.visual import VisualSensor
 from golem.data.dataset import SequenceDataset
+from golem.data.store import EpisodeMeta, TrajectoryStore
 from golem.profiles import BASIC
 from golem.settings import GolemSettings, load_settings
-from golem.data.store import EpisodeMeta, TrajectoryStore
 
 SamplerBuilder = Callable[[Any, GolemSettings], Any]
 
@@ -45,10 +45,18 @@ def assert_sampler_contract(builder: SamplerBuilder, tmp_path: Path, *, batch_si
     with TrajectoryStore.create(path, chunk_steps=5) as store:
         _write_episodes(store, [length * k for k in (3, 5, 2, 4, 6, 3, 7, 2)])
     settings = load_settings(
-        overrides=[("contract", {
-            "training.batch_size": batch_size, "training.sequence_length": length,
-            "training.recovery_ratio": 0.0, "training.mirror": True, "training.seed": 7,
-        })],
+        overrides=[
+            (
+                "contract",
+                {
+                    "training.batch_size": batch_size,
+                    "training.sequence_length": length,
+                    "training.recovery_ratio": 0.0,
+                    "training.mirror": True,
+                    "training.seed": 7,
+                },
+            )
+        ],
         environ={},
     ).settings
     with TrajectoryStore.open(path) as store:
@@ -73,7 +81,9 @@ def assert_sampler_contract(builder: SamplerBuilder, tmp_path: Path, *, batch_si
                         continue
                     before = pointers[i]
                     assert (now["episode"], bool(now["mirrored"]), now["start"]) == (
-                        before["episode"], bool(before["mirrored"]), before["start"] + length,
+                        before["episode"],
+                        bool(before["mirrored"]),
+                        before["start"] + length,
                     ), f"row {row} does not continue its stream: {before} → {now}"
             previous = batch
         # the frames really are the windows the pointers name

@@ -86,7 +86,9 @@ def assert_sensor_contract(
     repeated = sensor.extract(None)
     _check_step(sensor, repeated, "None after a value")
     assert np.array_equal(repeated, held), f"{sensor.name}: a missing state must repeat the last value"
-    assert np.array_equal(sensor.extract(_EmptyState()), held), f"{sensor.name}: a missing buffer must repeat the last value"
+    assert np.array_equal(sensor.extract(_EmptyState()), held), (
+        f"{sensor.name}: a missing buffer must repeat the last value"
+    )
     sensor.reset()
     assert np.array_equal(sensor.extract(None), zeros), f"{sensor.name}: reset() must forget the held value"
 
@@ -96,7 +98,9 @@ def assert_sensor_contract(
     assert np.array_equal(np.asarray(sensor.mirror(mirrored)), batch), f"{sensor.name}: mirror is not an involution"
 
     net = sensor.to_network(torch.from_numpy(np.ascontiguousarray(batch)))
-    assert isinstance(net, torch.Tensor) and net.is_floating_point(), f"{sensor.name}: to_network must return a float tensor"
+    assert isinstance(net, torch.Tensor) and net.is_floating_point(), (
+        f"{sensor.name}: to_network must return a float tensor"
+    )
     assert tuple(net.shape) == batch.shape, f"{sensor.name}: to_network shape {tuple(net.shape)} != {batch.shape}"
 
     if sensor.joins is None:
@@ -105,8 +109,12 @@ def assert_sensor_contract(
         assert isinstance(out_features, int) and out_features > 0, f"{sensor.name}: cortex lacks int out_features"
         with torch.no_grad():
             out = module(net.flatten(0, 1))
-        assert tuple(out.shape) == (6, out_features), f"{sensor.name}: cortex output {tuple(out.shape)} != (6, {out_features})"
+        assert tuple(out.shape) == (6, out_features), (
+            f"{sensor.name}: cortex output {tuple(out.shape)} != (6, {out_features})"
+        )
         assert torch.isfinite(out).all(), f"{sensor.name}: cortex output is not finite"
     else:
-        assert isinstance(sensor.channels, int) and sensor.channels > 0, f"{sensor.name}: joins {sensor.joins!r} but has no channels"
+        assert isinstance(sensor.channels, int) and sensor.channels > 0, (
+            f"{sensor.name}: joins {sensor.joins!r} but has no channels"
+        )
     return sensor

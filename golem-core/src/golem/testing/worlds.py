@@ -1,13 +1,13 @@
-"""Contract checks for map generators and for plugin commands, for plugin authors' tests."""
+"""Contract checks for map generators, for plugin authors' tests."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from golem.runtime.wad import validate_wad
 from golem.settings import GolemSettings
+from golem.wad import validate_wad
 
 
 def _field(info: Any, name: str) -> Any:
@@ -20,7 +20,7 @@ def assert_map_generator_contract(
     """Check a registered map-generator builder as Golem uses it (see ``register_map_generators``).
 
     Checks: ``builder(settings)`` gives an object with ``build``; ``build(config,
-    seed, path)`` writes a WAD that :func:`golem.runtime.wad.validate_wad`
+    seed, path)`` writes a WAD that :func:`golem.wad.validate_wad`
     accepts with the returned ``map`` lump; it leaves nothing else in the folder
     (no temporary file); and the same config and seed give the same bytes.
 
@@ -44,29 +44,3 @@ def assert_map_generator_contract(
     sidecars = [n for n in left if n.startswith(("first", "second"))]
     assert len(sidecars) == len(left), f"build() left other files behind: {left}"
     return info
-
-
-def assert_command_contract(plugin: Any, command: Sequence[str], *, name: str = "under-test") -> str:
-    """Check that ``plugin``'s ``register_commands`` adds ``command`` to the ``golem`` app and that its help runs.
-
-    ``command`` is the path below ``golem`` (``["procgen", "sample"]``). The
-    plugin is loaded with the core alone, the real ``golem`` application (from
-    ``golem-cli``, which a plugin with commands needs) is assembled with it, and
-    ``golem COMMAND --help`` must exit 0 and print a usage line.
-
-    Returns the help text.
-    """
-    from typer.testing import CliRunner
-
-    from golem.testing.plugins import load_with
-    from golem_cli.app import build_app
-
-    host = load_with(plugin, name)
-    info = next(p for p in host.plugins if p.name == name)
-    assert not info.broken, f"plugin is broken: {info.error}"
-    app = build_app(host)
-    result = CliRunner().invoke(app, [*command, "--help"])
-    assert not info.broken, f"register_commands failed: {info.error}"
-    assert result.exit_code == 0, f"golem {' '.join(command)} --help exited {result.exit_code}: {result.output}"
-    assert "Usage" in result.output, f"golem {' '.join(command)} --help printed no usage: {result.output}"
-    return result.output

@@ -153,7 +153,9 @@ class AudioSensor(Sensor):
             return np.ascontiguousarray(array.astype(np.float16))
         out = restitch(array.astype(np.float32), rate, tics, target)
         structlog.get_logger(__name__).warning(
-            "legacy_audio_converted", file=source, found=f"{tics} tic(s) at {rate} Hz [2, {n}]",
+            "legacy_audio_converted",
+            file=source,
+            found=f"{tics} tic(s) at {rate} Hz [2, {n}]",
             stored=f"{BUFFER_TICS} tics at {target} Hz [2, {out.shape[2]}]",
         )
         return out
@@ -196,5 +198,9 @@ class AudioSensor(Sensor):
 
         dsp = self.dsp
         return AudioCortex(
-            2 + extra_channels, sample_rate=dsp.sample_rate, n_fft=dsp.n_fft, hop_length=dsp.hop_length, n_mels=dsp.n_mels
+            2 + extra_channels,
+            sample_rate=dsp.sample_rate,
+            n_fft=dsp.n_fft,
+            hop_length=dsp.hop_length,
+            n_mels=dsp.n_mels,
         )

@@ -52,7 +52,9 @@ class ThermalSensor(ImageSensor):
             mask = (array > 0).astype(np.uint8)
         else:
             shown = ", ".join(f"{v:g}" for v in values[:6].astype(float))
-            raise GolemError(f"{source}: 'thermals' must be a 0/1 mask (float or uint8, or uint8 0/255), found values {shown}")
+            raise GolemError(
+                f"{source}: 'thermals' must be a 0/1 mask (float or uint8, or uint8 0/255), found values {shown}"
+            )
         return super().from_legacy(source, mask)
 
     def configure(self, game: Any) -> None:

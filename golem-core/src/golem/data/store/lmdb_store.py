@@ -38,10 +38,17 @@ import structlog
 
 from golem.errors import GolemError
 from golem.units import human_bytes
+
 if TYPE_CHECKING:
     from golem.data.arrays import ArrayRule
 from golem.data.store.schema import (
-    MAX_SEED, SCHEMA_VERSION, ArraySpec, EpisodeInfo, EpisodeMeta, normalise_arrays, utc_now,
+    MAX_SEED,
+    SCHEMA_VERSION,
+    ArraySpec,
+    EpisodeInfo,
+    EpisodeMeta,
+    normalise_arrays,
+    utc_now,
 )
 
 log = structlog.get_logger(__name__)
@@ -94,8 +101,10 @@ def decode_info(episode_id: int, raw: bytes | memoryview) -> EpisodeInfo:
 
 
 def _short_chunk(info: EpisodeInfo, key: str, index: int) -> GolemError:
-    return GolemError(f"episode {info.id}: chunk {index} of {key!r} is shorter than the episode's {info.length} "
-                      "steps say; run `golem data verify`")
+    return GolemError(
+        f"episode {info.id}: chunk {index} of {key!r} is shorter than the episode's {info.length} "
+        "steps say; run `golem data verify`"
+    )
 
 
 def _free_bytes(path: Path) -> int | None:
@@ -249,7 +258,11 @@ class StoreReader:
         return out
 
     def read_batch(
-        self, out: np.ndarray, episodes: Sequence[EpisodeInfo], starts: Sequence[int], lengths: Sequence[int],
+        self,
+        out: np.ndarray,
+        episodes: Sequence[EpisodeInfo],
+        starts: Sequence[int],
+        lengths: Sequence[int],
         key: str,
     ) -> np.ndarray:
         """Fill a whole batch of windows of array ``key`` in one call.
@@ -268,8 +281,10 @@ class StoreReader:
         """
         B = len(episodes)
         if out.ndim < 2 or out.shape[0] != B or len(starts) != B or len(lengths) != B:
-            raise GolemError(f"read_batch: {B} episodes, {len(starts)} starts and {len(lengths)} lengths "
-                             f"for an output of shape {list(out.shape)}")
+            raise GolemError(
+                f"read_batch: {B} episodes, {len(starts)} starts and {len(lengths)} lengths "
+                f"for an output of shape {list(out.shape)}"
+            )
         if not out.flags.c_contiguous:
             raise GolemError("read_batch: the output batch must be C-contiguous")
         L = out.shape[1]
@@ -294,8 +309,10 @@ class StoreReader:
             prefix, step_bytes = known
             stop = start + n
             if not 0 <= start < stop <= info.meta.length or n > L:
-                raise GolemError(f"window [{start}, {stop}) of {key!r} is outside episode {info.id} "
-                                 f"(0..{info.length}) or longer than the batch's {L} steps")
+                raise GolemError(
+                    f"window [{start}, {stop}) of {key!r} is outside episode {info.id} "
+                    f"(0..{info.length}) or longer than the batch's {L} steps"
+                )
             cs = info.chunk_steps
             row = raw[b]
             s, pos = start, 0
@@ -307,15 +324,16 @@ class StoreReader:
                 if src is None:
                     buf = get(prefix + pack(index), db=db)
                     if buf is None:
-                        raise GolemError(f"episode {info.id} is missing chunk {index} of {key!r}; "
-                                         "run `golem data verify`")
+                        raise GolemError(
+                            f"episode {info.id} is missing chunk {index} of {key!r}; run `golem data verify`"
+                        )
                     if (info.id, key, index) not in verified:
                         check(info, key, index, buf)
                     src = chunks[(info.id, index)] = np.frombuffer(buf, dtype=np.uint8)
                 a, z = (s - first) * step_bytes, (e - first) * step_bytes
                 if z > src.shape[0]:
                     raise _short_chunk(info, key, index)
-                row[pos:pos + z - a] = src[a:z]
+                row[pos : pos + z - a] = src[a:z]
                 pos += z - a
                 s = e
             if n < L:  # repeat the last step over the padding
@@ -612,8 +630,9 @@ class TrajectoryStore:
                     start = max(first, int(reserved.get(scenario, 0)), self._after_stored(txn, scenario))
                 end = start + n
                 if end - 1 > MAX_SEED:
-                    raise GolemError(f"no seeds left for {scenario!r}: {n} from {start} pass the engine's "
-                                     f"largest, {MAX_SEED}")
+                    raise GolemError(
+                        f"no seeds left for {scenario!r}: {n} from {start} pass the engine's largest, {MAX_SEED}"
+                    )
                 if end > int(reserved.get(scenario, 0)):
                     reserved[scenario] = end
                     txn.put(_RESERVED, json.dumps(reserved, sort_keys=True).encode(), db=self._meta)
@@ -639,7 +658,7 @@ class TrajectoryStore:
     def _after_stored(self, txn: lmdb.Transaction, scenario: str) -> int:
         """One past the largest seed stored for ``scenario`` (0 without any); unreadable records are skipped."""
         after = 0
-        for key, raw in txn.cursor(db=self._episodes):
+        for _key, raw in txn.cursor(db=self._episodes):
             try:
                 meta = json.loads(bytes(raw))["meta"]
                 seed = meta.get("seed")

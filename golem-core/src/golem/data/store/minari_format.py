@@ -45,11 +45,11 @@ from typing import Any
 import numpy as np
 import structlog
 
-from golem.errors import GolemError
 from golem.data.arrays import ArrayRule
 from golem.data.store.lmdb_store import TrajectoryStore
 from golem.data.store.npz import ImportOptions
 from golem.data.store.schema import EpisodeInfo, EpisodeMeta, normalise_arrays
+from golem.errors import GolemError
 
 log = structlog.get_logger(__name__)
 
@@ -121,7 +121,9 @@ def _check_dataset_id(dataset_id: str) -> None:
             f"{dataset_id!r} is not a Minari dataset id: use namespace/name-vN, e.g. golem/basic/expert-v0"
         ) from None
     if dataset_id.startswith("/") or any(part in ("", ".", "..") for part in dataset_id.split("/")):
-        raise GolemError(f"{dataset_id!r} is not a Minari dataset id: use namespace/name-vN, e.g. golem/basic/expert-v0")
+        raise GolemError(
+            f"{dataset_id!r} is not a Minari dataset id: use namespace/name-vN, e.g. golem/basic/expert-v0"
+        )
 
 
 def _observation_keys(infos: Sequence[EpisodeInfo], rules: Mapping[str, ArrayRule]) -> list[str]:
@@ -152,7 +154,8 @@ def _describe(layout: Mapping[str, Any]) -> str:
 
 
 def _env_spec(infos: Sequence[EpisodeInfo], keys: Sequence[str], rules: Mapping[str, ArrayRule]) -> Any:
-    """``Golem/<scenario>-v0`` with the episodes' sensors, profile, map and frame skip; ``None`` unless all share them."""
+    """``Golem/<scenario>-v0`` with the episodes' sensors, profile, map and frame skip; ``None`` unless all share
+    them."""
     import gymnasium
 
     from golem.gym_registration import env_id
@@ -164,8 +167,12 @@ def _env_spec(infos: Sequence[EpisodeInfo], keys: Sequence[str], rules: Mapping[
     if any(setup(i.meta) != setup(first) for i in infos[1:]) or env_id(first.scenario) not in gymnasium.registry:
         return None
     spec = copy.deepcopy(gymnasium.spec(env_id(first.scenario)))
-    kwargs = {**spec.kwargs, "sensors": [rules[k].sensor for k in keys], "profile": first.profile,
-              "frame_skip": first.frame_skip or 1}
+    kwargs = {
+        **spec.kwargs,
+        "sensors": [rules[k].sensor for k in keys],
+        "profile": first.profile,
+        "frame_skip": first.frame_skip or 1,
+    }
     if first.map is not None:
         kwargs["doom_map"] = first.map
     spec.kwargs = kwargs
@@ -200,8 +207,8 @@ def export_minari(
             no episodes, or episodes whose sensor arrays or action names differ — one line.
     """
     minari = require_minari()
-    from minari.dataset.minari_storage import MinariStorage
     from gymnasium import spaces
+    from minari.dataset.minari_storage import MinariStorage
 
     _check_dataset_id(dataset_id)
     if not infos:
@@ -212,7 +219,9 @@ def export_minari(
         raise GolemError(f"a Minari dataset {dataset_id!r} already exists at {target}; choose another name or version")
     keys = _observation_keys(infos, rules)
     first = infos[0]
-    observation_space = spaces.Dict({k: _box(np.dtype(first.arrays[k].dtype), first.arrays[k].step_shape) for k in keys})
+    observation_space = spaces.Dict(
+        {k: _box(np.dtype(first.arrays[k].dtype), first.arrays[k].step_shape) for k in keys}
+    )
     action_space = spaces.MultiBinary(len(first.meta.action_names))
     env_spec = _env_spec(infos, keys, rules)
 
@@ -222,15 +231,20 @@ def export_minari(
     try:
         partial.mkdir()
         storage = MinariStorage.new(
-            partial / "data", observation_space=observation_space, action_space=action_space,
-            env_spec=env_spec, data_format=DATA_FORMAT, jpeg_encoding=False,
+            partial / "data",
+            observation_space=observation_space,
+            action_space=action_space,
+            env_spec=env_spec,
+            data_format=DATA_FORMAT,
+            jpeg_encoding=False,
         )
         sources = sorted({i.meta.source for i in infos})
         metadata: dict[str, Any] = {
             "dataset_id": dataset_id,
             "minari_version": minari.__version__,
             "algorithm_name": f"golem {'+'.join(sources)}",
-            "description": description or (
+            "description": description
+            or (
                 f"{len(infos)} Golem episode(s) of {', '.join(sorted({i.meta.scenario for i in infos}))} "
                 f"({', '.join(sources)}), sensors {', '.join(keys)}; the last observation of each episode repeats "
                 "the one before it"
@@ -323,7 +337,8 @@ class MinariSource:
 
 
 def open_minari(source: str | Path, root: str | Path | None = None) -> MinariSource:
-    """Find and open a dataset: a folder (holding ``data/metadata.json`` or ``metadata.json``), else an id under ``root``.
+    """Find and open a dataset: a folder (holding ``data/metadata.json`` or ``metadata.json``), else an id under
+    ``root``.
 
     Raises:
         GolemError: Minari missing, nothing there, or not a readable Minari dataset — one line.
@@ -369,14 +384,15 @@ def _check_spaces(source: MinariSource, rules: Mapping[str, ArrayRule]) -> tuple
             )
         shape = getattr(space, "shape", None)
         if (
-            not isinstance(space, spaces.Box) or space.dtype != rule.dtype or shape is None
+            not isinstance(space, spaces.Box)
+            or space.dtype != rule.dtype
+            or shape is None
             or len(shape) != len(rule.step_shape)
             or any(w is not None and w != s for w, s in zip(rule.step_shape, shape))
         ):
             want = [("*" if w is None else w) for w in rule.step_shape]
             raise GolemError(
-                f"{source.name}: observation {key!r} is {space}, but sensor {rule.sensor!r} stores "
-                f"{rule.dtype} {want}"
+                f"{source.name}: observation {key!r} is {space}, but sensor {rule.sensor!r} stores {rule.dtype} {want}"
             )
     shape = np.shape(act.n) if isinstance(act, spaces.MultiBinary) else None
     if shape is None or len(shape) > 1 or (len(shape) == 1 and shape[0] != 1):
@@ -446,8 +462,13 @@ def read_minari(
 
 
 def _episode_meta(
-    where: str, attrs: Mapping[str, Any], options: ImportOptions, keys: Sequence[str],
-    sensors_of: Mapping[str, str], terminated: bool, truncated: bool,
+    where: str,
+    attrs: Mapping[str, Any],
+    options: ImportOptions,
+    keys: Sequence[str],
+    sensors_of: Mapping[str, str],
+    terminated: bool,
+    truncated: bool,
 ) -> EpisodeMeta:
     """The episode's saved Golem metadata, validated; else one built from the importing options."""
     saved = attrs.get(META_ATTR)

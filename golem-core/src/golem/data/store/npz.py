@@ -37,10 +37,10 @@ import numpy as np
 import structlog
 
 from golem.atomic import atomic_write
-from golem.errors import GolemError
-from golem.data.store.lmdb_store import TrajectoryStore
 from golem.data.arrays import ArrayRule, sensor_keys
+from golem.data.store.lmdb_store import TrajectoryStore
 from golem.data.store.schema import EpisodeInfo, EpisodeMeta, utc_now
+from golem.errors import GolemError
 
 log = structlog.get_logger(__name__)
 
@@ -100,10 +100,17 @@ def load_npz(
             sensor_settings.update(owner(options.settings).recorded_settings())
         elif key not in _OWN_KEYS:
             if value.dtype.kind not in "biuf" or value.ndim == 0:
-                raise GolemError(f"{name}: array {key!r} ({value.dtype}, {list(value.shape)}) is no sensor's and not storable")
+                raise GolemError(
+                    f"{name}: array {key!r} ({value.dtype}, {list(value.shape)}) is no sensor's and not storable"
+                )
             arrays[key] = value
-            log.warning("store.npz_unknown_array", file=name, array=key, shape=list(value.shape),
-                        known=", ".join(sorted(rules)) or "none")
+            log.warning(
+                "store.npz_unknown_array",
+                file=name,
+                array=key,
+                shape=list(value.shape),
+                known=", ".join(sorted(rules)) or "none",
+            )
     if "rewards" in raw:
         rewards = np.asarray(raw["rewards"])
         if rewards.ndim != 1 or rewards.dtype.kind not in "biuf":
@@ -156,7 +163,9 @@ def _read_all(path: Path) -> dict[str, np.ndarray]:
     if not path.is_file():
         raise GolemError(f"{path}: no such file")
     if not zipfile.is_zipfile(path):  # np.load would take it for pickled data
-        raise GolemError(f"{path.name}: not a readable .npz (no zip archive of .npy arrays: truncated, or another kind of file)")
+        raise GolemError(
+            f"{path.name}: not a readable .npz (no zip archive of .npy arrays: truncated, or another kind of file)"
+        )
     try:
         with np.load(path, allow_pickle=False) as data:
             return {key: np.asarray(data[key]) for key in data.files}
@@ -209,7 +218,10 @@ def _saved_meta(path: Path, raw_meta: np.ndarray | None) -> dict[str, Any]:
 
 
 def _meta(
-    path: Path, saved: Mapping[str, Any], options: ImportOptions, arrays: dict[str, np.ndarray],
+    path: Path,
+    saved: Mapping[str, Any],
+    options: ImportOptions,
+    arrays: dict[str, np.ndarray],
     keys: Mapping[str, str],
 ) -> EpisodeMeta:
     """The episode's metadata: the file's own values where it has them, else the importing options.

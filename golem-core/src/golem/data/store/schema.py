@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Optional
 
 import numpy as np
 from pydantic import (
-    AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictStr, ValidationError,
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictStr,
+    ValidationError,
 )
 
 from golem.errors import GolemError
@@ -43,7 +50,7 @@ MAX_SEED = 2**32 - 1
 
 def utc_now() -> str:
     """The current time as ISO-8601 UTC, seconds precision (``2026-01-01T12:00:00+00:00``)."""
-    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+    return _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat()
 
 
 # --- metadata checks -----------------------------------------------------
@@ -270,8 +277,8 @@ def normalise_arrays(
     float 0/1 are cast to uint8); ``rewards`` ``[T]`` (cast to float32; zeros
     when absent); ``tic`` ``[T]``, optional, the engine tic each step was decided on
     (integers, increasing; cast to int32; stores without it: one tic per step); arrays
-    named by ``rules`` (the registered sensors') have their dtype (float to a float dtype is cast) and fixed step sizes; every sensor in
-    ``meta.sensors`` that ``rules`` knows has its array. Any other key is stored
+    named by ``rules`` (the registered sensors') have their dtype (float to a float dtype is cast) and fixed step
+    sizes; every sensor in ``meta.sensors`` that ``rules`` knows has its array. Any other key is stored
     as given (numeric dtypes only).
 
     Raises:
@@ -329,8 +336,9 @@ def _cast(name: str, arr: np.ndarray, meta: EpisodeMeta, rules: Mapping[str, Arr
         return rewards
     if name == "tic":
         if arr.ndim != 1 or arr.dtype.kind not in "iu":
-            raise GolemError(f"'tic' must be integer [T] (the engine tic of each step), got {arr.dtype} "
-                             f"{list(arr.shape)}")
+            raise GolemError(
+                f"'tic' must be integer [T] (the engine tic of each step), got {arr.dtype} {list(arr.shape)}"
+            )
         if arr.size > 1 and (np.diff(arr.astype(np.int64)) < 1).any():
             raise GolemError("'tic' must increase from step to step")
         return arr.astype(np.int32, copy=False)

@@ -106,7 +106,11 @@ def verify_store(store: TrajectoryStore, checksums: bool = True) -> VerifyReport
             shown = ", ".join(map(str, missing[:8])) + (" …" if len(missing) > 8 else "")
             report.add(episode_id, f"{name}: missing chunk(s) {shown}")
     log.info(
-        "store.verified", path=str(store.path), ok=report.ok, episodes=report.episodes_checked,
-        chunks=report.chunks_checked, bad_episodes=len(report.problems),
+        "store.verified",
+        path=str(store.path),
+        ok=report.ok,
+        episodes=report.episodes_checked,
+        chunks=report.chunks_checked,
+        bad_episodes=len(report.problems),
     )
     return report

@@ -76,7 +76,7 @@ class BoxGenerator:
 
     def build(self, config, seed: int, path: Path) -> dict:
         from golem.atomic import atomic_write
-        from golem.runtime.wad import build_wad
+        from golem.wad import build_wad
 
         half = int(config.get("size", 512)) // 2
         corners = [(-half, -half), (-half, half), (half, half), (half, -half)]
@@ -85,8 +85,16 @@ class BoxGenerator:
         sidedefs = b"".join(struct.pack("<hh8s8s8sH", 0, 0, b"-", b"-", b"STARTAN3", 0) for _ in range(4))
         sectors = struct.pack("<hh8s8shHH", 0, 128, b"FLOOR4_8", b"CEIL3_5", 192, 0, 0)
         things = struct.pack("<hhHHH", 0, 0, (seed * 45) % 360, 1, 7)
-        data = build_wad([("MAP01", b""), ("THINGS", things), ("LINEDEFS", linedefs), ("SIDEDEFS", sidedefs),
-                          ("VERTEXES", vertexes), ("SECTORS", sectors)])
+        data = build_wad(
+            [
+                ("MAP01", b""),
+                ("THINGS", things),
+                ("LINEDEFS", linedefs),
+                ("SIDEDEFS", sidedefs),
+                ("VERTEXES", vertexes),
+                ("SECTORS", sectors),
+            ]
+        )
         with atomic_write(Path(path)) as fh:
             fh.write(data)
         return {"map": "MAP01", "path": str(path)}
