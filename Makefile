@@ -8,7 +8,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PACKAGES := golem-core golem-cli golem-experts golem-match \
             golem-sensors/depth golem-sensors/thermal golem-sensors/audio \
-            golem-models golem-losses golem-procgen golem-worldmodel
+            golem-models golem-losses golem-augment golem-procgen golem-worldmodel \
+            golem-farama golem-explain golem-rl
 STAMP  := $(VENV)/.golem-installed
 PYTEST_ARGS ?=
 

@@ -17,6 +17,8 @@ plays 30 unseen maps of each phase (seeds 10000…, ``--max-steps`` tics at
 most); the random policy and the explorer are played once on the same maps.
 Results go to ``bench/results/procgen.json``; ``--table`` prints the README table.
 
+Recording, the curriculum's rounds and the evaluations run on ``--workers`` engine processes.
+
     python bench/bench_procgen.py --updates 300 --maps-per-phase 15
 """
 
@@ -43,14 +45,22 @@ def frames(root: Path) -> int:
     return sum(int(e["length"]) for e in listing["episodes"])
 
 
-def record_until(root: Path, budget: int, arm: str) -> int:
-    """Record batches of five episodes for ``arm`` into ``root`` until ``budget`` frames; the frames recorded."""
+def record_until(root: Path, budget: int, arm: str, workers: int, batch: int) -> int:
+    """Record batches for ``arm`` into ``root`` (``--workers`` engines) until ``budget`` frames; the frames recorded.
+
+    ``phase3``: the explorer on ``batch`` new phase-3 maps a batch; ``fixed``: the fixed scenarios' experts in
+    turn, ``batch`` // 5 episodes a batch (their episodes are about five times a phase-3 map's).
+    """
     k = 0
+    seed = 0
     while frames(root) < budget if (root / "stores" / "demos").exists() else True:
+        common = ["--workers", str(workers), "--set", f"data.root={root}"]
         if arm == "fixed":
+            n = max(2, batch // 5)
             scenario = FIXED[k % len(FIXED)]
-            golem("run", "record", "--expert", scenario, "-n", "5", "--seed", str(5 * k), "--set", f"data.root={root}")
+            golem("run", "record", "--expert", scenario, "-n", str(n), "--seed", str(seed), *common)
         else:
+            n = batch
             golem(
                 "run",
                 "record",
@@ -59,17 +69,19 @@ def record_until(root: Path, budget: int, arm: str) -> int:
                 "--procgen-phase",
                 "3",
                 "--maps",
-                "5",
+                str(n),
                 "--seed",
-                str(5 * k),
-                "--set",
-                f"data.root={root}",
+                str(seed),
+                *common,
             )
+        seed += n
         k += 1
     return frames(root)
 
 
-def evaluate(root: Path, model: Path, phase: int, maps: int, max_steps: int, baselines: bool) -> dict[str, Any]:
+def evaluate(
+    root: Path, model: Path, phase: int, maps: int, max_steps: int, baselines: bool, workers: int
+) -> dict[str, Any]:
     args = [
         "run",
         "evaluate",
@@ -81,6 +93,8 @@ def evaluate(root: Path, model: Path, phase: int, maps: int, max_steps: int, bas
         str(maps),
         "--max-steps",
         str(max_steps),
+        "--workers",
+        str(workers),
         "--json",
         "--set",
         f"data.root={root}",
@@ -91,6 +105,7 @@ def evaluate(root: Path, model: Path, phase: int, maps: int, max_steps: int, bas
 def run(args: argparse.Namespace) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="golem-bench-procgen-"))
     arms: dict[str, Any] = {}
+    began = time.perf_counter()
     try:
         started = time.perf_counter()
         cur = work / "curriculum"
@@ -111,6 +126,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 "1",
                 "--updates-per-round",
                 str(per_phase),
+                "--workers",
+                str(args.workers),
                 "--json",
                 "--set",
                 f"data.root={cur}",
@@ -127,7 +144,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for arm in ("phase3", "fixed"):
             started = time.perf_counter()
             root = work / arm
-            got = record_until(root, budget, arm)
+            got = record_until(root, budget, arm, args.workers, args.batch)
             golem("run", "train", "--updates", str(3 * per_phase), "--set", f"data.root={root}")
             arms[arm] = {
                 "root": root,
@@ -141,7 +158,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             model = arm["root"] / "models" / "basic" / "active.safetensors"
             scores[name] = {}
             for phase in (1, 2, 3):
-                board = evaluate(arm["root"], model, phase, args.eval_maps, args.max_steps, baselines=name == "fixed")
+                board = evaluate(
+                    arm["root"], model, phase, args.eval_maps, args.max_steps, name == "fixed", args.workers
+                )
                 scores[name][str(phase)] = board["policies"]
                 print(f"{name} phase {phase}: model exit {board['policies']['model']['goal_rate']:.0%}", flush=True)
         return {
@@ -150,11 +169,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "maps_per_phase": args.maps_per_phase,
             "eval_maps": args.eval_maps,
             "max_steps": args.max_steps,
+            "workers": args.workers,
+            "seconds": round(time.perf_counter() - began, 1),
             "arms": {k: {kk: vv for kk, vv in v.items() if kk != "root"} for k, v in arms.items()},
             "scores": scores,
         }
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _rate(policy: dict[str, Any]) -> str:
+    """An exit rate with its standard error over the maps, ``40% ± 7``."""
+    rate, n = policy["goal_rate"], policy["episodes"]
+    return f"{rate:.0%} ± {100 * (rate * (1 - rate) / n) ** 0.5:.0f}" if n > 1 else f"{rate:.0%}"
 
 
 def table(results: dict[str, Any]) -> str:
@@ -164,7 +191,7 @@ def table(results: dict[str, Any]) -> str:
     ]
 
     def row(label: str, frames_: str, per_phase: dict[str, Any], role: str) -> str:
-        exits = " | ".join(f"{per_phase[p][role]['goal_rate']:.0%}" for p in ("1", "2", "3"))
+        exits = " | ".join(_rate(per_phase[p][role]) for p in ("1", "2", "3"))
         rets = " / ".join(f"{per_phase[p][role]['return']['mean']:.2f}" for p in ("1", "2", "3"))
         return f"| {label} | {frames_} | {exits} | {rets} |"
 
@@ -187,6 +214,8 @@ def main() -> None:
     )
     parser.add_argument("--eval-maps", type=int, default=30, help="unseen maps per phase in the evaluation")
     parser.add_argument("--max-steps", type=int, default=2100, help="tics per evaluation episode at most")
+    parser.add_argument("--workers", type=int, default=2, help="engine processes for recording and evaluation")
+    parser.add_argument("--batch", type=int, default=50, help="phase-3 maps per recording batch of the phase-3 arm")
     parser.add_argument("--table", action="store_true", help="print the README table of the stored results")
     args = parser.parse_args()
     if args.table:

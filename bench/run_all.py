@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ORDER = ["store", "record", "experts", "train", "precision", "latency", "demo", "dream", "match", "tune"]
+ORDER = ["store", "record", "experts", "train", "precision", "augment", "latency", "demo", "dream", "match", "tune"]
 
 
 def main(names: list[str]) -> int:

@@ -18,9 +18,7 @@ import torch
 from typer.testing import CliRunner
 
 from golem.data.store import TrajectoryStore
-from golem.diagnostics.audit import AuditPlan, audit, parse_ids, stream_episodes
-from golem.diagnostics.examine import examine
-from golem.diagnostics.summary import summarize
+from golem.diagnostics.audit import AuditPlan, audit, stream_episodes
 from golem.errors import GolemError
 from golem.learning.checkpoints import restore, save_checkpoint
 from golem.learning.modelspec import ModelSpec
@@ -29,6 +27,9 @@ from golem.logs import configure_logging
 from golem.plugins import load_plugins
 from golem.settings import GolemSettings
 from golem_cli.app import build_app
+from golem_cli.commands.audit import parse_ids
+from golem_explain.examine import examine
+from golem_explain.summary import summarize
 from tests.conftest import GOLEM, _clean_env
 from tests.helpers import json_out
 
@@ -318,7 +319,7 @@ def test_summary_and_models_list(ws: Workspace):
 
 def test_collapse_repeats_shows_a_per_step_block_once():
     """A cell called once per step (the ncps reference loop, a plugin's core) is listed once with its count."""
-    from golem.diagnostics.summary import collapse_repeats
+    from golem_explain.summary import collapse_repeats
 
     rows = ["DoomNet", "├─CfCCore: 1-3"]
     for t in range(5):

@@ -14,6 +14,7 @@ from golem.learning.modelspec import ModelSpec
 from golem.plugins import load_plugins
 from golem.settings import load_settings
 from golem.testing import (
+    assert_augmentation_contract,
     assert_expert_contract,
     assert_loss_contract,
     assert_model_contract,
@@ -35,6 +36,7 @@ def test_all_workspace_plugins_load_cleanly():
         "models": {"cfc", "lstm"},
         "losses": {"bce", "focal", "asymmetric", "smooth"},
         "samplers": {"stateful"},
+        "augmentations": {"mirror", "shift", "colour", "cutout", "conv"},
         "experts": {"basic", "defend_the_center", "health_gathering", "take_cover", "my_way_home"},
         "environments": {"vizdoom"},
     }
@@ -92,3 +94,8 @@ def test_sampler_contract(name: str, tmp_path):
     from golem.testing import assert_sampler_contract
 
     assert_sampler_contract(REGISTRY.get("samplers", name).obj, tmp_path)
+
+
+@pytest.mark.parametrize("name", _names("augmentations"))
+def test_augmentation_contract(name: str):
+    assert_augmentation_contract(REGISTRY.get("augmentations", name).obj)

@@ -28,14 +28,24 @@ from tests.test_record_human import ATTACK_KEY, _wait_for_window, _xdotool, need
 pytestmark = pytest.mark.engine
 
 
+#: Marks the engines this test process starts (inherited through every subprocess), so that the engines
+#: of tests running beside these ones (pytest-xdist workers) are not counted as this match's.
+#: (Not a ``GOLEM_`` variable: the tests' subprocess environments drop those.)
+os.environ["MATCH_TEST_OWNER"] = str(os.getpid())
+_MARK = f"MATCH_TEST_OWNER={os.getpid()}".encode()
+
+
 def _engines() -> set[int]:
-    """Pids of every live ``vizdoom`` engine process on the machine."""
+    """Pids of the live ``vizdoom`` engine processes started from this test process."""
     found = set()
     for name in os.listdir("/proc"):
         if name.isdigit():
             try:
                 with open(f"/proc/{name}/comm") as fh:
-                    if fh.read().strip() == "vizdoom" and is_alive(int(name)):
+                    if fh.read().strip() != "vizdoom" or not is_alive(int(name)):
+                        continue
+                with open(f"/proc/{name}/environ", "rb") as fh:
+                    if _MARK in fh.read().split(b"\0"):
                         found.add(int(name))
             except OSError:
                 pass

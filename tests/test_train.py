@@ -528,12 +528,17 @@ def test_tensorboard_event_files_hold_the_curves(golem_cli, store: Path, tmp_pat
 
 def test_a_maze_trains_without_mirrored_twins_unless_asked(golem_cli, tmp_path: Path) -> None:
     """my_way_home's spec says its mirror image is another maze: train leaves mirroring off by default,
-    and a given ``training.mirror`` still wins. The checkpoint carries the data's frame skip (4)."""
+    and a given ``training.mirror`` (or the ``mirror`` augmentation selected by name) still wins. The
+    checkpoint carries the data's frame skip (4)."""
     store = tmp_path / "maze"
     golem_cli(
         ["run", "record", "--expert", "my_way_home", "-n", "3", "--max-steps", "60", "--store", str(store)], check=True
     )
-    for name, given, want in (("spec", [], False), ("given", ["--set", "training.mirror=true"], True)):
+    for name, given, want in (
+        ("spec", [], False),
+        ("given", ["--set", "training.mirror=true"], True),
+        ("plugin", ["--plugin", "mirror"], True),
+    ):
         root = tmp_path / name
         golem_cli(train_args(store, root, *given), check=True)
         metadata = read_metadata(root / "models" / "basic" / "active.safetensors")

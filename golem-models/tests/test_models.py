@@ -495,3 +495,29 @@ def test_bf16_autocast_reaches_the_cortices_and_stops_before_the_core(model):
     assert all(p.dtype == torch.float32 for p in model.parameters())
     plain, _ = model(make_inputs(model.spec, 2, 3), None)  # without autocast: float32 and close
     torch.testing.assert_close(logits, plain, rtol=0.1, atol=0.1)
+
+
+def test_features_through_the_head_are_the_logits(model):
+    inputs = make_inputs(model.spec, 2, 4)
+    hx = torch.randn(2, model.state_size) * 0.1
+    logits, h1 = model(inputs, hx)
+    out, h2 = model.features(inputs, hx)
+    assert out.shape == (2, 4, model.head.in_features)
+    torch.testing.assert_close(model.head(out), logits, rtol=0, atol=0)
+    torch.testing.assert_close(h2, h1, rtol=0, atol=0)
+
+
+def test_features_reset_each_row_where_its_episode_starts(model):
+    inputs = make_inputs(model.spec, 2, 6)
+    hx = torch.randn(2, model.state_size) * 0.5
+    starts = torch.zeros(2, 6, dtype=torch.bool)
+    starts[0, 2] = starts[1, 4] = True  # row 0 starts an episode at step 2, row 1 at step 4
+    out, h_end = model.features(inputs, hx, starts=starts)
+    for row, cut in ((0, 2), (1, 4)):
+        one = {k: v[row : row + 1] for k, v in inputs.items()}
+        before, _ = model.features({k: v[:, :cut] for k, v in one.items()}, hx[row : row + 1])
+        after, h_row = model.features({k: v[:, cut:] for k, v in one.items()}, None)
+        torch.testing.assert_close(out[row : row + 1], torch.cat([before, after], dim=1))
+        torch.testing.assert_close(h_end[row : row + 1], h_row)
+    none, _ = model.features(inputs, hx, starts=torch.zeros(2, 6, dtype=torch.bool))
+    torch.testing.assert_close(none, model.features(inputs, hx)[0])

@@ -964,6 +964,9 @@ TABLES: dict[str, Callable[[Results], str]] = {
     "experts": experts,
     "experts-variants": experts_variants,
     "explorer": bench_table("explorer"),
+    "explorer-oblige": bench_table("explorer_oblige"),
+    "procgen-record": bench_table("procgen_record"),
+    "generalise": bench_table("generalise"),
     "procgen": bench_table("procgen"),
     "match": bench_table("match"),
     "timespans": bench_table("timespans"),
@@ -977,6 +980,9 @@ TABLES: dict[str, Callable[[Results], str]] = {
     "latency": latency,
     "threads": threads,
     "precision": precision,
+    "augment": bench_table("augment"),
+    "rl-throughput": bench_table("rl_throughput"),
+    "finetune": bench_table("finetune"),
     "speed": speed,
 }
 
@@ -1017,6 +1023,26 @@ BENCHMARK_SECTIONS = [
         "bench_explorer.py",
         "The `explorer` expert on unseen generated maps per curriculum phase.",
         "explorer",
+    ),
+    (
+        "The explorer on Oblige's maps",
+        "bench_explorer_oblige.py",
+        "The `explorer` expert on unseen Oblige 7.70 maps, with navigation read from each WAD.",
+        "explorer-oblige",
+    ),
+    (
+        "Recording on generated maps",
+        "bench_procgen_record.py",
+        "`golem run record --procgen-phase 1 --maps 500 --workers 2`: maps built by the workers as they go, "
+        "then read from the cache, against scenario recording's frames/s.",
+        "procgen-record",
+    ),
+    (
+        "Generalisation to other looks",
+        "bench_generalise.py",
+        "Models of each recipe on the shipped map and on held-out variants of it; retained = normalised score "
+        "on a variant ÷ on the shipped map.",
+        "generalise",
     ),
     (
         "Generalisation over generated maps",
@@ -1073,6 +1099,27 @@ BENCHMARK_SECTIONS = [
         "threads",
     ),
     ("Training precision", "bench_precision.py", "One training step of the `cfc` model, one thread.", "precision"),
+    (
+        "Augmentation",
+        "bench_augment.py",
+        "One training step with each augmentation of `golem-augment` (default settings) against none, interleaved, "
+        "and each augmentation alone on one batch; the kornia rows are the reference the hand-written ones replace.",
+        "augment",
+    ),
+    (
+        "Fine-tuning: rollout speed",
+        "bench_rl_throughput.py",
+        "Frames/s of `golem rl finetune`'s rollouts (the policy stepped in each engine's worker) and of the policy "
+        "batched in the learner, against the same engines stepped with random buttons, interleaved.",
+        "rl-throughput",
+    ),
+    (
+        "Fine-tuning: BC, BC + RL, RL from scratch",
+        "bench_finetune.py",
+        "A cloned model, the same fine-tuned with PPO, and PPO from an untrained network for the same "
+        "environment frames, on unseen seeds.",
+        "finetune",
+    ),
     (
         "Dream speed",
         "bench_dream.py",

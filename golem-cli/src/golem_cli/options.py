@@ -28,7 +28,8 @@ PluginOpt = Annotated[
     typer.Option(
         "--plugin",
         "-p",
-        help="Select a component by name (loss, model, sampler, sensor); no:NAME disables a sensor. Repeatable.",
+        help="Select a component by name (loss, model, sampler, sensor, augmentation); no:NAME disables a sensor "
+        "or augmentation. Repeatable.",
         metavar="NAME",
     ),
 ]

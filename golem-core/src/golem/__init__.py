@@ -20,11 +20,3 @@ except metadata.PackageNotFoundError:  # running from a source tree without inst
     __version__ = "0+unknown"
 
 __all__ = ["__version__", "hookimpl"]
-
-# Gymnasium ids Golem/<scenario>-v0, so gymnasium.make finds Golem's environment once golem is imported.
-from golem.extras import available as _available  # noqa: E402
-
-if _available("gymnasium"):
-    from golem.gym_registration import register_envs as _register_envs
-
-    _register_envs()

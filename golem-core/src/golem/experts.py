@@ -7,12 +7,28 @@ produce the demonstrations that behavioural cloning learns from.
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
     from golem.settings import GolemSettings
+
+#: What a look-alike replacement adds to the class name it replaces: ``DoomImp`` → ``DoomImp__golem7``
+#: (``golem procgen vary``: the replacement inherits the original's behaviour and changes its look).
+VARIANT_SUFFIX = "__golem"
+_VARIANT_TAIL = re.compile(rf"(?:{VARIANT_SUFFIX}[0-9]+)+$")
+
+
+def base_actor_name(name: str) -> str:
+    """The class a (possibly replaced) actor stands for: ``name`` without its variant suffixes.
+
+    Experts compare object and label names (``state.objects[i].name``) with this, so they
+    read a scenario's variants as they read the scenario: ``"DoomImp__golem7"`` → ``"DoomImp"``;
+    any other name is returned unchanged.
+    """
+    return _VARIANT_TAIL.sub("", name) or name
 
 
 class Expert(ABC):
@@ -53,8 +69,9 @@ class Expert(ABC):
 
     @classmethod
     def plays(cls, scenario: str) -> bool:
-        """Whether this expert plays ``scenario`` (a name or a path); default: it is one of :attr:`scenarios`."""
-        return scenario in cls.scenarios
+        """Whether this expert plays ``scenario`` (a name or a path); default: it is one of :attr:`scenarios`, or
+        a look-alike variant of one (:func:`golem.scenarios.variant_of`)."""
+        return _named_or_varied(scenario, cls.scenarios)
 
     def configure(self, game: Any) -> None:
         """Switch on the privileged state this expert reads (before ``init()``)."""
@@ -78,4 +95,11 @@ class Expert(ABC):
 def expert_plays(cls: Any, scenario: str) -> bool:
     """Whether the expert class ``cls`` plays ``scenario`` (its ``plays`` classmethod, else its ``scenarios``)."""
     plays = getattr(cls, "plays", None)
-    return bool(plays(scenario)) if callable(plays) else scenario in getattr(cls, "scenarios", ())
+    return bool(plays(scenario)) if callable(plays) else _named_or_varied(scenario, getattr(cls, "scenarios", ()))
+
+
+def _named_or_varied(scenario: str, scenarios: Sequence[str]) -> bool:
+    """Whether ``scenario`` is one of ``scenarios`` or a variant's ``.cfg``/``.wad`` of one (it plays the same)."""
+    from golem.scenarios import variant_of
+
+    return scenario in scenarios or variant_of(scenario) in scenarios

@@ -15,24 +15,21 @@ from golem.errors import GolemError
 
 #: The extra of ``golem-core`` that installs each optional module (import name → extra).
 EXTRAS: dict[str, str] = {
-    "captum": "explain",
-    "matplotlib": "explain",
-    "torchinfo": "summary",
     "pynput": "human",
     "imageio": "video",
     "imageio_ffmpeg": "video",
     "PIL": "video",
-    "gymnasium": "gym",
-    "minari": "minari",
 }
 
 
-def require(module: str, what: str) -> ModuleType:
-    """Import ``module`` for the feature ``what``, or say in one line which extra installs it.
+def require(module: str, what: str, install: str | None = None) -> ModuleType:
+    """Import ``module`` for the feature ``what``, or say in one line what installs it.
 
     Args:
-        module: the import name (``"captum.attr"``; its top-level package decides the extra).
-        what: the feature, as the message names it (``"golem run examine"``).
+        module: the import name (``"pynput.keyboard"``; its top-level package decides the extra).
+        what: the feature, as the message names it (``"golem run intervene"``).
+        install: what ``pip install`` installs it (a plugin's own dependency: ``"golem-explain"``);
+            default the extra of ``golem-core`` that :data:`EXTRAS` names.
 
     Raises:
         GolemError: the module is not installed.
@@ -42,19 +39,10 @@ def require(module: str, what: str) -> ModuleType:
     except ImportError as exc:
         top = module.split(".", 1)[0]
         extra = EXTRAS.get(top)
-        if extra is None or (exc.name or "").split(".", 1)[0] != top:
+        install = install or (f"'golem-core[{extra}]'" if extra else None)
+        if install is None or (exc.name or "").split(".", 1)[0] != top:
             raise
-        raise GolemError(f"{what} needs {top}: pip install 'golem-core[{extra}]'") from None
+        raise GolemError(f"{what} needs {top}: pip install {install}") from None
 
 
-def available(module: str) -> bool:
-    """Whether ``module`` can be imported (without importing anything when it cannot)."""
-    from importlib.util import find_spec
-
-    try:
-        return find_spec(module) is not None
-    except (ImportError, ValueError):
-        return False
-
-
-__all__ = ["EXTRAS", "available", "require"]
+__all__ = ["EXTRAS", "require"]

@@ -49,6 +49,24 @@ def register_sensors(register: Register) -> None:
     """
 
 
+# --- Data ------------------------------------------------------------------
+
+
+@hookspec
+def register_data_formats(register: Register) -> None:
+    """Register exchange formats for ``golem data import/export --format NAME``.
+
+    ``register(name, fmt)``; the core's ``npz`` is :class:`golem.data.store.npz.NpzFormat`. ``fmt`` has
+    ``label`` (what reports call one import source: ``"file"``), ``takes_out`` (export uses ``--out``),
+    ``sources(paths) -> [(shown name, source)]`` (nothing read yet), ``check(source, options, rules)``
+    (read it as an import would, write nothing), ``write(store, source, options, rules) -> [episode ids]``
+    and ``export(store, infos, target, rules, out, advance) -> (report, line)`` (``infos`` to the command's
+    argument ``target``, ``advance()`` after each; the ``--json`` report and the line a person reads).
+    ``options`` is an :class:`golem.data.store.npz.ImportOptions`, ``rules`` the sensors' arrays
+    (:func:`golem.data.arrays.array_rules`). Every source is checked before any is written.
+    """
+
+
 # --- Learning --------------------------------------------------------------
 
 
@@ -95,6 +113,24 @@ def register_samplers(register: Register) -> None:
     """
 
 
+@hookspec
+def register_augmentations(register: Register) -> None:
+    """Register training-time image augmentations, applied per window of a training batch.
+
+    ``register(name, cls)``: ``cls(settings: GolemSettings)`` is a
+    :class:`golem.augment.Augmentation` with ``kind`` = ``"geometry"`` (applied to every
+    image sensor of the window alike: visual, depth, thermal) or ``"photometric"`` (the
+    colour sensor only), and optionally ``settings_model`` (a section keyed ``augment.<name>``).
+    Its ``__call__(images[B, T, C, H, W], generator) -> [B, T, C, H, W]`` takes float images
+    (a geometry call gets every image sensor's channels at once, a photometric call RGB in
+    ``[0, 1]``) and draws its parameters from ``generator`` (a CPU ``torch.Generator``
+    seeded per batch): one draw per window (row ``b``), the same at every step ``t``,
+    independent across rows. ``training.augmentations`` (or ``--plugin NAME``) selects them,
+    in order; training applies them after a batch is loaded and before the optimiser step,
+    never to validation, audit or play. Sensors that are not images are never touched.
+    """
+
+
 # --- Worlds ----------------------------------------------------------------
 
 
@@ -134,6 +170,19 @@ def register_environments(register: Register) -> None:
     """
 
 
+# --- Diagnostics -----------------------------------------------------------
+
+
+@hookspec
+def register_charts(register: Register) -> None:
+    """Register chart drawers for the diagnostics' reports.
+
+    ``register(name, draw)``: ``draw(report, path: Path) -> Path`` draws the report of the diagnostic ``name``
+    as an image at ``path`` (creating its folder) and returns the path written; ``"audit"`` gets an
+    :class:`golem.diagnostics.audit.AuditReport` (``golem run audit --chart``).
+    """
+
+
 # --- Command line ----------------------------------------------------------
 
 
@@ -144,4 +193,23 @@ def register_commands(app: Any) -> None:
     Add a sub-application with ``app.add_typer(sub, name=...)`` or commands
     with ``@app.command()``. A command's errors a user can cause raise
     :class:`golem.errors.GolemError` (one line, non-zero exit).
+    """
+
+
+# --- Reinforcement ---------------------------------------------------------
+
+
+@hookspec
+def register_reward_shapers(register: Register) -> None:
+    """Register reward shapers: extra reward for reinforcement fine-tuning, from the game variables.
+
+    ``register(name, cls)``: ``cls(settings: GolemSettings)`` has ``variables`` (a tuple of
+    ``vizdoom.GameVariable`` names it reads, e.g. ``("KILLCOUNT", "HEALTH")``) and
+    ``__call__(before: Mapping[str, float], after: Mapping[str, float]) -> float``: the extra
+    reward of one decision, from those variables just before the action and just after the tics
+    it was held for (``before`` of the first decision of an episode is read at its start). The
+    reward a policy learns from is the scenario's own plus the selected shapers' (their names
+    in the ``rl.shapers`` setting of golem-rl, which weighs them there); a shaper with settings
+    declares ``settings_model``. It must be a pure function of its arguments: it runs in the
+    rollout workers, once per decision.
     """

@@ -212,10 +212,12 @@ class ImageSensor(Sensor):
     """Base of sensors that store uint8 images ``[image_channels, SIZE, SIZE]`` (visual, depth, thermal).
 
     Subclasses set ``image_channels``; ``step_shape`` follows from it, and
-    seed-layout ``.npz`` arrays are converted by :func:`legacy_image`.
+    seed-layout ``.npz`` arrays are converted by :func:`legacy_image`. Image sensors
+    are moved by geometry augmentations (``image``); only an RGB one sets ``colour``.
     """
 
     dtype = np.dtype(np.uint8)
+    image = True
     image_channels: ClassVar[int] = 3
 
     def __init_subclass__(cls, **kwargs: Any) -> None:

@@ -12,22 +12,30 @@ from golem.errors import DuplicateComponentError, UnknownComponentError
 #: Each maps to its registration hook ``register_<category>``.
 CATEGORIES: tuple[str, ...] = (
     "sensors",
+    "data_formats",
     "models",
     "losses",
     "samplers",
+    "augmentations",
     "map_generators",
     "experts",
     "environments",
+    "charts",
+    "reward_shapers",
 )
 
 SINGULAR: dict[str, str] = {
     "sensors": "sensor",
+    "data_formats": "data format",
     "models": "model",
     "losses": "loss",
     "samplers": "sampler",
+    "augmentations": "augmentation",
     "map_generators": "map generator",
     "experts": "expert",
     "environments": "environment",
+    "charts": "chart",
+    "reward_shapers": "reward shaper",
 }
 
 
@@ -38,7 +46,10 @@ PROVIDERS: dict[tuple[str, str], str] = {
     ("models", "lstm"): "golem-models",
     ("losses", "focal"): "golem-losses",
     ("losses", "bce"): "golem-losses",
-    ("environments", "vizdoom"): "'golem-core[gym]'",
+    ("environments", "vizdoom"): "golem-farama",
+    ("data_formats", "minari"): "golem-farama",
+    ("charts", "audit"): "golem-explain",
+    **{("augmentations", name): "golem-augment" for name in ("shift", "colour", "cutout", "conv")},
     **{
         ("experts", name): "golem-experts"
         for name in (

@@ -13,6 +13,7 @@ write files or load unchecked WADs. ``docs/safety.md`` lists the accepted set.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -204,9 +205,39 @@ SCENARIO_SPECS: dict[str, ScenarioSpec] = {
 }
 
 
+#: Suffix of the sidecar a scenario variant's ``.cfg`` has beside it (``<stem>.variant.json``), naming the
+#: shipped scenario it varies (``{"scenario": "take_cover", "modifications": [...], "seed": ...}``).
+VARIANT_SIDECAR = ".variant.json"
+
+
+def variant_of(scenario: str) -> str | None:
+    """The shipped scenario that the ``.cfg``/``.wad`` path ``scenario`` is a look-alike variant of (its
+    ``<stem>.variant.json`` sidecar says so), else ``None``.
+
+    A variant keeps its scenario's layout and rules and changes its look (``golem procgen vary``), so it
+    takes that scenario's spec (frame skip, step limit) and its expert plays it.
+    """
+    if not scenario.lower().endswith((".cfg", ".wad")):
+        return None
+    sidecar = Path(scenario).with_suffix(VARIANT_SIDECAR)
+    try:
+        base = json.loads(sidecar.read_text(encoding="utf-8")).get("scenario")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return base if _shipped(base) else None
+
+
+def _shipped(name: object) -> bool:
+    """Whether ``name`` names a scenario ViZDoom ships."""
+    return isinstance(name, str) and "/" not in name and (scenarios_dir() / f"{name}.cfg").is_file()
+
+
 def scenario_key(scenario: str) -> str:
-    """The name a scenario's spec is filed under: the name itself, or a ``.cfg``/``.wad`` path's file stem."""
-    return Path(scenario).stem if scenario.lower().endswith((".cfg", ".wad")) else scenario
+    """The name a scenario's spec is filed under: the name itself, a variant's shipped scenario
+    (:func:`variant_of`), or a ``.cfg``/``.wad`` path's file stem."""
+    if scenario.lower().endswith((".cfg", ".wad")):
+        return variant_of(scenario) or Path(scenario).stem
+    return scenario
 
 
 def scenario_spec(scenario: str | None) -> ScenarioSpec:

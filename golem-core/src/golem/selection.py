@@ -21,6 +21,7 @@ SELECTABLE: dict[str, tuple[str, bool]] = {
     "models": ("brain.model", False),
     "losses": ("training.loss", False),
     "samplers": ("training.sampler", False),
+    "augmentations": ("training.augmentations", True),
 }
 
 #: How components of the other categories are chosen, for the error message.
@@ -28,6 +29,9 @@ CHOSEN_ELSEWHERE: dict[str, str] = {
     "experts": "choose an expert with `golem run record --expert NAME`",
     "environments": "environments are chosen by the command that runs them",
     "map_generators": "map generators are chosen by the procgen commands",
+    "data_formats": "data formats are chosen with `golem data import/export --format NAME`",
+    "charts": "charts are drawn by the command that writes their report (golem run audit --chart)",
+    "reward_shapers": "reward shapers are chosen with --set rl.shapers (golem rl finetune)",
 }
 
 
@@ -58,9 +62,10 @@ def lookup(registry: Registry, ref: str) -> Component:
 def plugin_overrides(flags: Iterable[str], settings: GolemSettings, registry: Registry) -> dict[str, Any]:
     """Turn ``--plugin`` flags into dotted settings overrides.
 
-    ``NAME`` selects a model/loss/sampler or enables a sensor; ``no:NAME``
-    disables a sensor (a selected model, loss or sampler cannot be disabled,
-    only replaced).
+    ``NAME`` selects a model/loss/sampler or adds a sensor or augmentation;
+    ``no:NAME`` removes a sensor or augmentation (a selected model, loss or
+    sampler cannot be disabled, only replaced). An augmentation with a
+    ``switch`` setting (``mirror``: ``training.mirror``) sets that instead.
 
     Raises:
         UnknownComponentError: the name is not registered (lists the known ones).
@@ -86,7 +91,10 @@ def plugin_overrides(flags: Iterable[str], settings: GolemSettings, registry: Re
                 f"--plugin {flag}: {comp.name!r} is {SINGULAR[comp.category]!s}; {CHOSEN_ELSEWHERE[comp.category]}"
             )
         key, many = SELECTABLE[comp.category]
-        if many:
+        switch = getattr(comp.obj, "switch", None) if comp.category == "augmentations" else None
+        if switch:
+            out[switch] = not disable
+        elif many:
             names = [n for n in current(key) if n != comp.name]
             out[key] = names if disable else names + [comp.name]
         elif disable:
@@ -110,6 +118,11 @@ def check_selected(settings: GolemSettings, registry: Registry, categories: Iter
             node = node[part]
         for name in node if many else [node]:
             try:
-                registry.get(category, name)
+                comp = registry.get(category, name)
             except UnknownComponentError as exc:
                 raise UnknownComponentError(f"{key}: {exc}") from None
+            switch = getattr(comp.obj, "switch", None) if category == "augmentations" else None
+            if switch:
+                raise SettingsError(
+                    f"{key}: {name!r} is switched by {switch} (--plugin {name} or --plugin no:{name}), not listed"
+                )

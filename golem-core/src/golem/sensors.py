@@ -38,6 +38,11 @@ class Sensor(ABC):
             subclass, e.g. the audio sensor's ``brain.dsp``), or ``None``. They are
             validated under their key, recorded in checkpoints and read with
             :func:`golem.settings.section`.
+        image: its steps are images ``[C, H, W]`` aligned with the screen (visual, depth, thermal):
+            geometry augmentations (:mod:`golem.augment`) move every image sensor of a window alike.
+            Default ``False`` (audio); :class:`golem.images.ImageSensor` sets it.
+        colour: an RGB image whose network input lies in ``[0, 1]`` (visual): photometric
+            augmentations change only such sensors. Default ``False``.
     """
 
     name: ClassVar[str]
@@ -46,6 +51,8 @@ class Sensor(ABC):
     joins: ClassVar[str | None] = None
     settings_model: ClassVar[Any] = None
     step_shape: ClassVar[tuple[int | None, ...]] = ()
+    image: ClassVar[bool] = False
+    colour: ClassVar[bool] = False
 
     def __init__(self, settings: GolemSettings) -> None:
         self.settings = settings

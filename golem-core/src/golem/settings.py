@@ -122,7 +122,16 @@ class TrainingSettings(_Group):
     )
     loss: str = Field("focal", description="loss component name")
     sampler: str = Field("stateful", description="sampler component name")
-    mirror: bool = Field(True, description="mirror augmentation (flip width, swap left/right)")
+    mirror: bool = Field(
+        True,
+        description="mirror augmentation (flip width, swap left/right): every window also read mirrored "
+        "(`--plugin mirror` / `--plugin no:mirror`)",
+    )
+    augmentations: list[str] = Field(
+        default_factory=list,
+        description="augmentation component names applied to each training batch, in order, one random draw "
+        "per window (`--plugin shift` adds one, `--plugin no:shift` removes it; their settings: `augment.<name>`)",
+    )
     recovery_ratio: float = Field(0.25, ge=0.0, lt=1.0, description="share of streams on recovery episodes")
     validation_split: float = Field(0.1, ge=0.0, lt=1.0, description="share of episodes held out")
     seed: int = Field(0, ge=0)
@@ -173,6 +182,11 @@ def auto_sequence_length(lengths: Sequence[int]) -> int:
 
 class LossSettings(_Group):
     """Parameters of the loss components, one section per loss (``loss.focal``), owned by the loss's plugin."""
+
+
+class AugmentSettings(_Group):
+    """Parameters of the augmentation components, one section per augmentation that has any
+    (``augment.shift``), owned by its plugin; ``training.augmentations`` selects which run."""
 
 
 class ExpertsSettings(_Group):
@@ -243,6 +257,7 @@ class GolemSettings(BaseSettings):
     brain: BrainSettings = Field(default_factory=BrainSettings)
     training: TrainingSettings = Field(default_factory=TrainingSettings)
     loss: LossSettings = Field(default_factory=LossSettings)
+    augment: AugmentSettings = Field(default_factory=AugmentSettings)
     experts: ExpertsSettings = Field(default_factory=ExpertsSettings)
     game: GameSettings = Field(default_factory=GameSettings)
     intervene: InterveneSettings = Field(default_factory=InterveneSettings)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from golem.experts import base_actor_name
 from golem_experts.defend_the_center import DefendTheCenterExpert
 from golem_experts.geometry import Segment, distance, line_of_sight, relative_bearing, solid_walls, turn_toward
 from golem_experts.privileged import enable_sectors, objects_named, player_pose
@@ -46,7 +47,7 @@ class DeadlyCorridorExpert(DefendTheCenterExpert):
         if not any(m.id == monster.id for m in self._seen):
             return None
         score = super().target_score(monster, dist, error)
-        return None if score is None else score - DANGER.get(monster.name, 0.0)
+        return None if score is None else score - DANGER.get(base_actor_name(monster.name), 0.0)
 
     def act(self, game: Any, state: Any) -> list[int]:
         if self._walls is None:

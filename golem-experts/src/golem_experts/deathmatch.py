@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 from vizdoom import GameVariable
 
-from golem.experts import Expert
+from golem.experts import Expert, base_actor_name
 from golem_experts.geometry import NavGrid, blocking_walls, distance, relative_bearing, turn_deadband, turn_toward
 from golem_experts.privileged import enable_sectors, player_pose
 
@@ -123,7 +123,7 @@ class DeathmatchExpert(Expert):
         tiers.append(EXTRAS + ammo + HEALTH_ITEMS)
         objects = state.objects or ()
         for names in tiers:
-            items = [o for o in objects if o.name in names]
+            items = [o for o in objects if base_actor_name(o.name) in names]
             if items:
                 return min(items, key=lambda o: distance(x, y, o.position_x, o.position_y))
         return None
@@ -133,7 +133,7 @@ class DeathmatchExpert(Expert):
         if self._grid is None:
             self._grid = NavGrid(blocking_walls(state.sectors), cell=CELL, clearance=CLEARANCE)
             self._grid.set_obstacles(
-                [(o.position_x, o.position_y) for o in state.objects if o.name in AVOID], AVOID_RADIUS
+                [(o.position_x, o.position_y) for o in state.objects if base_actor_name(o.name) in AVOID], AVOID_RADIUS
             )
         if self._goal != item.id:
             self._goal = item.id
@@ -158,12 +158,12 @@ class DeathmatchExpert(Expert):
         own = {
             o.id
             for o in (state.objects or ())
-            if o.name in PLAYER_LABELS and abs(o.position_x - x) < 1.0 and abs(o.position_y - y) < 1.0
+            if base_actor_name(o.name) in PLAYER_LABELS and abs(o.position_x - x) < 1.0 and abs(o.position_y - y) < 1.0
         }
         width = float(buffer.shape[-1])
         best: tuple[float, float] | None = None
         for label in state.labels:
-            if label.object_name not in FOES or label.object_id in own:
+            if base_actor_name(label.object_name) not in FOES or label.object_id in own:
                 continue
             area = float(label.width * label.height)
             centre = (label.x + label.width / 2.0) / width - 0.5

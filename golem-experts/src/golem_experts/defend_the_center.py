@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 
 from vizdoom import GameVariable
 
-from golem.experts import Expert
+from golem.experts import Expert, base_actor_name
 from golem_experts.geometry import aim_tolerance, distance, relative_bearing, turn_deadband, turn_toward
 from golem_experts.privileged import enable_objects, player_pose
 
@@ -62,7 +62,7 @@ class DefendTheCenterExpert(Expert):
         pose = player_pose(game)
         best: tuple[float, int, float, float] | None = None
         for o in state.objects:
-            if o.name not in self.monsters:
+            if base_actor_name(o.name) not in self.monsters:
                 continue
             tx, ty = o.position_x, o.position_y
             d = distance(pose.x, pose.y, tx, ty)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from golem.experts import base_actor_name
 from golem_experts.defend_the_center import UNITS_PER_DEGREE, DefendTheCenterExpert
 from golem_experts.privileged import enable_sectors
 from golem_experts.take_cover import TakeCoverExpert
@@ -48,7 +49,7 @@ class DefendTheLineExpert(DefendTheCenterExpert):
         return ammo < self._ammo or (ammo == self._ammo and ammo < MAX_BULLETS)
 
     def target_score(self, monster: Any, dist: float, error: float) -> float | None:
-        bonus = IMP_BONUS if monster.name in IMPS else 0.0
+        bonus = IMP_BONUS if base_actor_name(monster.name) in IMPS else 0.0
         return dist + UNITS_PER_DEGREE * abs(error) - bonus
 
     def act(self, game: Any, state: Any) -> list[int]:

@@ -7,6 +7,8 @@ from typing import Any
 
 from vizdoom import GameVariable
 
+from golem.experts import base_actor_name
+
 
 @dataclass(frozen=True)
 class Pose:
@@ -27,8 +29,9 @@ def player_pose(game: Any) -> Pose:
 
 
 def objects_named(state: Any, *names: str) -> list[Any]:
-    """Objects of ``state.objects`` whose name is one of ``names``."""
-    return [o for o in state.objects if o.name in names]
+    """Objects of ``state.objects`` whose name is one of ``names``, a scenario variant's replacements included
+    (:func:`golem.experts.base_actor_name`)."""
+    return [o for o in state.objects if base_actor_name(o.name) in names]
 
 
 def enable_objects(game: Any) -> None:

@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import Field
 
-from golem.experts import Expert
+from golem.experts import Expert, base_actor_name
 from golem.settings import ComponentSettings, section
 from golem_experts.geometry import PLAYER_RADIUS, blocking_walls, relative_bearing
 from golem_experts.privileged import VelocityMeter, enable_objects, enable_sectors, player_pose
@@ -119,7 +119,7 @@ class TakeCoverExpert(Expert):
     def _dodged(self, pose: Any, objects: Any) -> list[Any]:
         """The fireballs among ``objects`` this expert dodges: all, those in its view, or (``memory``)
         those that have been in it this episode."""
-        balls = [o for o in objects if o.name in PROJECTILES]
+        balls = [o for o in objects if base_actor_name(o.name) in PROJECTILES]
         if self._view is None:
             return balls
         seen = [

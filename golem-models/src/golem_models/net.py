@@ -123,12 +123,49 @@ class DoomNet(nn.Module):
 
         Returns ``(logits[B, T, A], hx[B, S])``.
         """
+        out, hx = self.features(inputs, hx, timespans)
+        with torch.autocast(out.device.type, enabled=False):
+            return self.head(out), hx
+
+    def features(
+        self,
+        inputs: Mapping[str, torch.Tensor],
+        hx: torch.Tensor | None = None,
+        timespans: torch.Tensor | None = None,
+        starts: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The core's outputs ``[B, T, H]``, which :attr:`head` maps to the logits, and the new ``hx[B, S]``.
+
+        What :meth:`forward` computes before its head (``H = head.in_features``), for heads of
+        one's own on the same features (reinforcement learning's value head). ``starts[B, T]``
+        (bool, optional) zeroes a row's state just before each step where it is true (an
+        episode starts there), so one call runs a rollout segment across episode boundaries;
+        ``None`` resets nothing, as :meth:`forward`.
+        """
         features = self.encode(inputs)
         if hx is None:
             hx = self.initial_state(features.shape[0], features.device)
         with torch.autocast(features.device.type, enabled=False):  # the recurrent core stays float32
-            out, hx = self.core(features, hx, timespans) if timespans is not None else self.core(features, hx)
-            return self.head(out), hx
+            if starts is None:
+                return self._core(features, hx, timespans)
+            steps = features.shape[1]
+            if starts.shape != features.shape[:2]:
+                raise ValueError(f"starts {tuple(starts.shape)} does not match the steps {tuple(features.shape[:2])}")
+            # The core runs over the stretches between the steps where some row starts an episode.
+            cuts = (torch.nonzero(starts[:, 1:].any(dim=0)).flatten() + 1).tolist()
+            bounds = [0, *cuts, steps]
+            outs = []
+            for a, b in zip(bounds[:-1], bounds[1:]):
+                hx = self.reset_rows(hx, starts[:, a])
+                spans = None if timespans is None else timespans[:, a:b]
+                out, hx = self._core(features[:, a:b], hx, spans)
+                outs.append(out)
+            return torch.cat(outs, dim=1), hx
+
+    def _core(
+        self, features: torch.Tensor, hx: torch.Tensor, timespans: torch.Tensor | None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.core(features, hx, timespans) if timespans is not None else self.core(features, hx)
 
     def step(
         self,

@@ -1,9 +1,11 @@
-"""``golem procgen …``: sample configurations, build maps, draw them.
+"""``golem procgen …``: sample configurations, build maps, draw them, vary a shipped scenario's look.
 
     golem procgen sample --phase 1 --seed 7 [--json]
     golem procgen build --phase 2 --seed 7 [--backend builtin] [--out map.wad]
     golem procgen preview map.wad --out map.png
+    golem procgen nav any.wad [--map MAP01] [-o any.nav.json]
     golem procgen curriculum --phases 1,2,3 --maps-per-round 20
+    golem procgen vary take_cover --seed 7 --textures --monsters [-o variants/] [--screenshot v.png]
 
 Recording and evaluation on generated maps are options of the core commands:
 ``golem run record --expert explorer --procgen-phase 1 --maps 50`` and
@@ -21,9 +23,13 @@ from rich.console import Console
 from rich.table import Table
 
 from golem.errors import GolemError
+from golem_procgen.navcommand import nav_command
 from golem_procgen.space import PARAMETERS, PRIORS, phase_constraints
 
-app = typer.Typer(help="Procedural maps: sample a curriculum phase, build a map, preview it.", no_args_is_help=True)
+app = typer.Typer(
+    help="Procedural maps: sample a curriculum phase, build a map, preview it, vary a scenario's look.",
+    no_args_is_help=True,
+)
 
 PhaseOpt = Annotated[
     int, typer.Option("--phase", help="Curriculum phase: 1 (simple), 2 (expansion), 3 (the full space).")
@@ -40,10 +46,15 @@ def _root(ctx: typer.Context) -> Any:
 
 
 def _generator(ctx: typer.Context, backend: str, set_: list[str] | None) -> tuple[Any, Any]:
+    """The generator ``backend`` built for the run's settings; it must sample curriculum phases."""
     root = _root(ctx)
     settings = root.resolve(set_=set_).settings
     registry = root.host.registry
-    return registry.get("map_generators", backend).obj(settings), root
+    generator = registry.get("map_generators", backend).obj(settings)
+    if not callable(getattr(generator, "sample", None)):
+        hint = " (variants: golem procgen vary)" if backend == "vary" else ""
+        raise GolemError(f"map generator {backend!r} cannot sample curriculum phases{hint}")
+    return generator, root
 
 
 @app.command("sample")
@@ -132,6 +143,9 @@ def preview_command(
     console.print(f"preview → {out}", highlight=False, soft_wrap=True)
 
 
+app.command("nav")(nav_command)
+
+
 @app.command("curriculum")
 def curriculum_command(
     ctx: typer.Context,
@@ -154,6 +168,9 @@ def curriculum_command(
     ] = None,
     backend: Annotated[str, typer.Option("--backend", help="Map generator.")] = "builtin",
     expert: Annotated[str, typer.Option("--expert", "-e", help="Demonstrator (plays generated maps).")] = "explorer",
+    workers: Annotated[
+        int, typer.Option("--workers", "-w", min=1, max=64, help="Engine processes recording each round's maps.")
+    ] = 1,
     resume: Annotated[
         bool, typer.Option("--resume", help="Fine-tune the profile's active model from the first round on.")
     ] = False,
@@ -193,6 +210,7 @@ def curriculum_command(
         expert=expert,
         resume=resume,
         store=store,
+        workers=workers,
     )
 
     def on_round(row) -> None:
@@ -238,3 +256,89 @@ def curriculum_command(
     out.print(f"model → {report.model}" + (" (interrupted)" if report.interrupted else ""), highlight=False)
     if report.interrupted:
         raise typer.Exit(130)
+
+
+def _knob(flag: str, text: str) -> Any:
+    return typer.Option(flag, help=text)
+
+
+@app.command("vary")
+def vary_command(
+    ctx: typer.Context,
+    scenario: Annotated[str, typer.Argument(help="A shipped scenario (take_cover, …) or a scenario .cfg.")],
+    seed: Annotated[
+        int, typer.Option("--seed", min=0, help="Seed of the variant's draws (the same seed gives the same files).")
+    ] = 0,
+    textures: Annotated[bool, _knob("--textures", "Replace wall textures and flats by others of the IWAD.")] = False,
+    monsters: Annotated[
+        bool, _knob("--monsters", "Show each monster class with another monster's sprites, tinted, scaled.")
+    ] = False,
+    items: Annotated[
+        bool, _knob("--items", "Show each health/armour/ammo pickup with another pickup's sprite.")
+    ] = False,
+    light: Annotated[bool, _knob("--light", "Scale and shift the sectors' light levels (128-255).")] = False,
+    view_height: Annotated[
+        bool, _knob("--view-height", "Move the player's eyes to 32-48 map units (Doom: 41).")
+    ] = False,
+    obstacles: Annotated[bool, _knob("--obstacles", "Place 2-4 solid decorations where they cut nothing off.")] = False,
+    all_: Annotated[bool, typer.Option("--all", help="Every modification.")] = False,
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Folder to write the variant's .wad and .cfg to.", metavar="DIR")
+    ] = Path("."),
+    screenshot: Annotated[
+        Optional[Path],
+        typer.Option("--screenshot", help="Save the first frame the engine renders of the variant.", metavar="PNG"),
+    ] = None,
+    json_: Annotated[bool, typer.Option("--json", help="Print what was built as JSON.")] = False,
+) -> None:
+    """Write a variant of SCENARIO: the same layout and rules, another look (textures, monsters, items, light,
+    view height, obstacles), as <scenario>-<modifications>-seed<NNNNNN>.wad and .cfg in --out.
+
+    The same scenario, modifications and seed give the same files. Play it with
+    `golem run play --scenario <the .cfg>`; experts play it as they play the scenario.
+    """
+    from golem_procgen.variants.build import MODIFICATIONS, build_variant, normalise_modifications, variant_stem
+
+    chosen = {
+        "textures": textures,
+        "monsters": monsters,
+        "items": items,
+        "light": light,
+        "view_height": view_height,
+        "obstacles": obstacles,
+    }
+    names = list(MODIFICATIONS) if all_ else [name for name, on in chosen.items() if on]
+    if not names:
+        raise GolemError(
+            "choose at least one modification: --"
+            + ", --".join(m.replace("_", "-") for m in MODIFICATIONS)
+            + " or --all"
+        )
+    if screenshot is not None and screenshot.suffix.lower() != ".png":
+        raise GolemError(f"--screenshot must end in .png, got {screenshot.name}")
+    mods = normalise_modifications(names)
+    stem = variant_stem(Path(scenario).stem if scenario.lower().endswith(".cfg") else scenario, mods, seed)
+    target = out / f"{stem}.wad"
+    try:
+        info = build_variant(scenario, mods, seed, target)
+    except OSError as exc:  # an unwritable folder, a path through a file, a full disk
+        raise GolemError(f"cannot write {target}: {exc.strerror or exc}") from None
+    if screenshot is not None:
+        from golem_procgen.variants.render import save_first_frame
+
+        save_first_frame(info.config, screenshot)
+    console: Console = getattr(_root(ctx), "out", Console())
+    if json_:
+        data = info.as_dict() | {"screenshot": str(screenshot) if screenshot is not None else None}
+        console.print_json(json.dumps(data))
+        return
+    from golem_procgen.variants.report import describe
+
+    console.print(
+        f"variant {info.path} ({info.map} of {info.scenario}, seed {info.seed})", highlight=False, soft_wrap=True
+    )
+    for mod in info.modifications:
+        console.print(f"  {mod}: {describe(mod, info.details.get(mod))}", highlight=False, soft_wrap=True)
+    if screenshot is not None:
+        console.print(f"first frame → {screenshot}", highlight=False, soft_wrap=True)
+    console.print(f"play it: golem run play --scenario {info.config}", highlight=False, soft_wrap=True)

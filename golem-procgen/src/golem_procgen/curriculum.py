@@ -34,7 +34,7 @@ from golem.learning.checkpoints import read_metadata
 from golem.learning.training import TrainPlan, train
 from golem.registry import Registry
 from golem.runtime.agent import model_threshold
-from golem.runtime.generated import generated_maps
+from golem.runtime.generated import WorldPlan, generated_maps
 from golem.settings import GolemSettings
 from golem.workflows.recording import RecordPlan, record
 from golem_procgen.space import check_phase
@@ -60,6 +60,7 @@ class CurriculumPlan:
         resume: fine-tune the profile's active model from the first round on.
         store: the store (default: the settings').
         max_steps: cut episodes after this many tics (``None``: the maps' own time-out).
+        workers: engine processes recording a round's maps in parallel (each builds the maps it plays).
     """
 
     phases: Sequence[int] = (1, 2, 3)
@@ -73,6 +74,7 @@ class CurriculumPlan:
     resume: bool = False
     store: Path | None = None
     max_steps: int | None = None
+    workers: int = 1
 
 
 @dataclass
@@ -150,24 +152,25 @@ def curriculum(
             for rnd in range(plan.max_rounds):
                 started = time.perf_counter()
                 first = rnd * plan.maps_per_round
-                maps = generated_maps(settings, registry, phase, plan.maps_per_round, first, plan.generator)
-                stage(f"phase {phase}, round {rnd + 1}: the {plan.expert} expert plays {len(maps)} maps")
+                seeds = list(range(first, first + plan.maps_per_round))
+                stage(f"phase {phase}, round {rnd + 1}: the {plan.expert} expert plays {len(seeds)} maps")
                 frames, exits = 0, 0
+                rec = RecordPlan(
+                    demonstrator="expert",
+                    expert=plan.expert,
+                    episodes=len(seeds),
+                    workers=plan.workers,
+                    seeds=seeds,
+                    tags=[TAG],
+                    max_steps=plan.max_steps,
+                    worlds=WorldPlan(generator=plan.generator, phase=phase),
+                    spawn=True,  # this process trains between rounds: its workers must not be forked
+                )
                 with TrajectoryStore.open_or_create(store_path) as store:
-                    for item in maps:
-                        rec = RecordPlan(
-                            demonstrator="expert",
-                            expert=plan.expert,
-                            episodes=1,
-                            workers=1,
-                            seeds=[item.seed],
-                            tags=[TAG, f"procgen-phase{phase}"],
-                            max_steps=plan.max_steps,
-                        )
-                        for eid in record(settings, registry, rec, store, item.scenario):
-                            info = store.get(eid)
-                            frames += info.length
-                            exits += int(float(info.meta.extra.get("exited", 0.0)) > 0)
+                    for eid in record(settings, registry, rec, store, f"{plan.generator}:phase{phase}"):
+                        info = store.get(eid)
+                        frames += info.length
+                        exits += int(float(info.meta.extra.get("exited", 0.0)) > 0)
                 stage(f"phase {phase}, round {rnd + 1}: training on every curriculum episode so far")
                 result = train(
                     tuned,
@@ -201,9 +204,9 @@ def curriculum(
                 row = RoundReport(
                     phase=phase,
                     round=rnd + 1,
-                    map_seeds=[m.seed for m in maps],
+                    map_seeds=seeds,
                     frames=frames,
-                    expert_exits=exits / len(maps),
+                    expert_exits=exits / len(seeds),
                     updates=result.updates,
                     val_loss=result.validation.loss if result.validation else None,
                     completion=completion,

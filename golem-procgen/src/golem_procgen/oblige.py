@@ -17,9 +17,12 @@ The seed's vocabulary is not Oblige 7.70's: :data:`TO_OBLIGE` maps it
 ``bit_mixed``); everything else is written with Oblige's own defaults for a
 single Doom 2 level with pistol starts.
 
-Oblige's maps carry no navigation sidecar, so the ``explorer`` expert does not
-play them; they play as scenarios for models and people
-(``golem run play --scenario map.cfg``).
+A built map gets its navigation sidecar from the WAD itself
+(:func:`golem_procgen.wadnav.nav_from_bytes`: doors, keys, switches, lifts,
+teleports and the exit switch), so the ``explorer`` expert plays Oblige's maps
+as it plays the builtin generator's (``golem run record --expert explorer
+--procgen-phase 1 --generator oblige --maps N``). A map the sidecar finds no
+way through still gets one (``"solvable": false``) and a warning in the log.
 """
 
 from __future__ import annotations
@@ -35,11 +38,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import structlog
+
 from golem.errors import GolemError
 from golem.wad import read_wad_bytes
 from golem_procgen.layout import SKILL
 from golem_procgen.maps import TIMEOUTS, MapInfo, PhaseGenerator, write_map
 from golem_procgen.space import config_from_mapping
+
+log = structlog.get_logger(__name__)
 
 #: The seed's values → Oblige 7.70's, per parameter (values not listed are the same word in both).
 TO_OBLIGE: dict[str, dict[str, str]] = {
@@ -166,10 +173,27 @@ class ObligeGenerator(PhaseGenerator):
                 raise GolemError(f"Oblige failed (exit {proc.returncode}): {last.strip()}")
             data = reproducible(out.read_bytes())
         skill = SKILL.get(params["strength"], 3)
+        nav = _sidecar(data, path)
         # Oblige's levels are bigger than the builtin's of the same size: four times the time-out.
         return write_map(
-            data, path, MAP_NAME, None, params, skill, self.name, seed, timeout=4 * TIMEOUTS.get(params["size"], 4200)
+            data, path, MAP_NAME, nav, params, skill, self.name, seed, timeout=4 * TIMEOUTS.get(params["size"], 4200)
         )
+
+
+def _sidecar(data: bytes, path: Path) -> dict[str, Any] | None:
+    """The navigation sidecar of a fresh Oblige map (``None`` when the map cannot have one: :func:`write_map`
+    then refuses it with its own message)."""
+    from golem_procgen.wadnav import nav_from_bytes
+
+    try:
+        nav = nav_from_bytes(data, MAP_NAME, source=Path(path).name)
+    except GolemError as exc:
+        log.warning("oblige.no_sidecar", wad=str(path), reason=str(exc))
+        return None
+    nav["generator"] = "oblige"
+    if not nav["solvable"]:
+        log.warning("oblige.unsolvable_sidecar", wad=str(path), exits=len(nav["exits"]))
+    return nav
 
 
 #: Oblige's Lua walks tables in an order that follows memory addresses, so with address-space randomisation one

@@ -1,4 +1,4 @@
-"""The ``procgen`` plugin: the ``builtin`` and ``oblige`` map generators, the ``explorer`` expert,
+"""The ``procgen`` plugin: the ``builtin``, ``oblige`` and ``vary`` map generators, the ``explorer`` expert,
 ``golem procgen …``."""
 
 from __future__ import annotations
@@ -13,9 +13,11 @@ def register_map_generators(register) -> None:
     from golem_procgen.builtin import BuiltinGenerator
     from golem_procgen.oblige import ObligeGenerator
     from golem_procgen.space import ProcgenSettings
+    from golem_procgen.variants.build import VaryGenerator
 
     register("builtin", BuiltinGenerator, settings=ProcgenSettings)  # procgen.* covers both backends
     register("oblige", ObligeGenerator)
+    register("vary", VaryGenerator)  # variants of a shipped scenario; samples no curriculum phase
 
 
 @hookimpl

@@ -8,8 +8,10 @@ from typing import Annotated, Optional
 
 import typer
 
-from golem.diagnostics.audit import AuditPlan, AuditReport, audit, default_chart_path, parse_ids
+from golem.diagnostics.audit import AuditPlan, AuditReport, audit
+from golem.errors import GolemError
 from golem.learning.archives import resolve_model
+from golem.settings import GolemSettings
 from golem_cli.options import DeviceOpt, JsonOpt, PluginOpt, SetOpt, StoreOpt, checkpoint_option, module_option
 from golem_cli.progress import task_bar
 from golem_cli.state import state
@@ -39,7 +41,11 @@ def audit_command(
     ] = None,
     chart: Annotated[
         Optional[Path],
-        typer.Option("--chart", help="PNG of P/R/F1 per action (default: under data.root/reports).", metavar="PATH"),
+        typer.Option(
+            "--chart",
+            help="PNG of P/R/F1 per action (default: under data.root/reports, when golem-explain is installed).",
+            metavar="PATH",
+        ),
     ] = None,
     no_chart: Annotated[bool, typer.Option("--no-chart", help="Do not write the chart.")] = False,
     device: DeviceOpt = None,
@@ -53,7 +59,10 @@ def audit_command(
     flags = {"brain.activation": threshold, "training.device": device}
     settings = st.resolve(plugin=plugin, set_=set_, flags=flags).settings
     ids = parse_ids(episodes) if episodes is not None else None
-    chart_path = None if no_chart else (chart or default_chart_path(settings, resolve_model(settings, model)))
+    drawn = "audit" in st.host.registry.names("charts")  # the chart comes with golem-explain
+    chart_path = None if no_chart or (chart is None and not drawn) else chart
+    if chart_path is None and drawn and not no_chart:
+        chart_path = default_chart_path(settings, resolve_model(settings, model))
     plan = AuditPlan(
         model=model, store=store, episodes=ids, module=module, sequence_length=sequence_length, chart=chart_path
     )
@@ -79,6 +88,35 @@ def audit_command(
         typer.echo(json.dumps(report.to_dict()))
         return
     print_report(st, report)
+
+
+def default_chart_path(settings: GolemSettings, model: Path | str) -> Path:
+    """``<data.root>/reports/audit-<profile>-<checkpoint stem>.png``."""
+    return settings.data.root / "reports" / f"audit-{settings.brain.profile}-{Path(model).stem}.png"
+
+
+def parse_ids(text: str) -> list[int]:
+    """``"0,3,5-7"`` → ``[0, 3, 5, 6, 7]`` (sorted, unique).
+
+    Raises:
+        GolemError: anything but comma-separated ids and ``a-b`` ranges.
+    """
+    out: set[int] = set()
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        lo, sep, hi = part.partition("-")
+        try:
+            a = int(lo)
+            b = int(hi) if sep else a
+        except ValueError:
+            raise GolemError(f"--episodes expects ids like 0,3,5-7, got {text!r}") from None
+        if a < 0 or b < a:
+            raise GolemError(f"--episodes expects ids like 0,3,5-7, got {text!r}")
+        out.update(range(a, b + 1))
+    if not out:
+        raise GolemError(f"--episodes expects ids like 0,3,5-7, got {text!r}")
+    return sorted(out)
 
 
 def print_report(st, report: AuditReport) -> None:

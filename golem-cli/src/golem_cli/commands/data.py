@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -14,7 +14,7 @@ from rich.table import Table
 
 from golem.data.arrays import array_rules
 from golem.data.store import SOURCES, EpisodeInfo, TrajectoryStore
-from golem.data.store.npz import ImportOptions, export_name, export_npz, import_npz, load_npz
+from golem.data.store.npz import ImportOptions
 from golem.errors import GolemError
 from golem.profiles import PROFILES
 from golem.settings import GolemSettings
@@ -29,8 +29,17 @@ SourceOpt = Annotated[
 ]
 ScenarioOpt = Annotated[Optional[str], typer.Option("--scenario", help="Only episodes of this scenario.")]
 TagOpt = Annotated[Optional[list[str]], typer.Option("--tag", help="Only episodes with this tag. Repeatable.")]
-FORMATS = ("npz", "minari")
-FormatOpt = Annotated[str, typer.Option("--format", help=f"File format: {', '.join(FORMATS)}.")]
+GeneratorFilterOpt = Annotated[
+    Optional[str],
+    typer.Option("--built-by", help="Only episodes on maps built by this map generator (builtin, oblige, vary, …)."),
+]
+PhaseFilterOpt = Annotated[
+    Optional[int], typer.Option("--phase", help="Only episodes on generated maps of this curriculum phase.")
+]
+FormatOpt = Annotated[
+    str,
+    typer.Option("--format", help="Data format: npz (built in), minari (golem-farama), or another a plugin registers."),
+]
 
 
 def _settings(ctx: typer.Context) -> tuple[AppState, GolemSettings]:
@@ -79,6 +88,7 @@ def _row(info: EpisodeInfo) -> dict[str, object]:
         "tags": m.tags,
         "created": m.created,
         "bytes": info.nbytes,
+        "world": m.extra.get("world"),
     }
 
 
@@ -89,21 +99,29 @@ def list_(
     source: SourceOpt = None,
     scenario: ScenarioOpt = None,
     tag: TagOpt = None,
+    generator: GeneratorFilterOpt = None,
+    phase: PhaseFilterOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """List the episodes in the store (filtered by source, scenario, tags)."""
+    """List the episodes in the store (filtered by source, scenario, tags, and the generator and phase of the
+    maps they were played on)."""
     st, settings = _settings(ctx)
     _check_source(source)
     with _open(settings, store) as opened:
-        infos = opened.episodes(source=source, scenario=scenario, tags=tag)
+        infos = [
+            i
+            for i in opened.episodes(source=source, scenario=scenario, tags=tag)
+            if world_matches(i.meta.extra, generator, phase)
+        ]
         path = opened.path
     if as_json:
         st.out.print_json(json.dumps({"store": str(path), "episodes": [_row(i) for i in infos]}))
         return
     table = Table(title=f"{len(infos)} episode(s) in {path}")
     corrections = any(i.meta.source == "recovery" for i in infos)
+    built = any(isinstance(i.meta.extra.get("world"), dict) for i in infos)
     columns = ("id", "source", "scenario", "profile", "steps", "return", "sensors", "tags", "created")
-    for column in columns + (("corrected",) if corrections else ()):
+    for column in columns + (("map",) if built else ()) + (("corrected",) if corrections else ()):
         table.add_column(column, justify="right" if column in ("id", "steps", "return") else "left")
     for info in infos:
         m = info.meta
@@ -118,10 +136,31 @@ def list_(
             ",".join(m.tags),
             m.created,
         ]
+        if built:
+            row.append(world_label(m.extra))
         if corrections:
             row.append(corrected(m.extra) if m.source == "recovery" else "")
         table.add_row(*row)
     st.out.print(table)
+
+
+def world_matches(extra: dict[str, object], generator: str | None, phase: int | None) -> bool:
+    """Whether an episode's built map (``extra["world"]``) has ``generator`` and ``phase`` (``None``: any)."""
+    if generator is None and phase is None:
+        return True
+    world = extra.get("world")
+    if not isinstance(world, dict):
+        return False
+    return (generator is None or world.get("generator") == generator) and (phase is None or world.get("phase") == phase)
+
+
+def world_label(extra: dict[str, object]) -> str:
+    """The built map an episode played on: ``builtin p1 #5`` (generator, phase, seed), or nothing."""
+    world = extra.get("world")
+    if not isinstance(world, dict):
+        return ""
+    phase = f" p{world['phase']}" if world.get("phase") is not None else ""
+    return f"{world.get('generator')}{phase} #{world.get('seed')}"
 
 
 def corrected(extra: dict[str, object]) -> str:
@@ -212,23 +251,9 @@ def verify(
         raise typer.Exit(1)
 
 
-def _check_format(fmt: str) -> None:
-    if fmt not in FORMATS:
-        raise GolemError(f"--format {fmt!r} is not one of {', '.join(FORMATS)}")
-
-
-def _npz_files(paths: list[Path]) -> list[Path]:
-    files: list[Path] = []
-    for path in paths:
-        if path.is_dir():
-            files.extend(sorted(path.rglob("*.npz")))
-        elif path.is_file():
-            files.append(path)
-        else:
-            raise GolemError(f"{path}: no such file or directory")
-    if not files:
-        raise GolemError(f"no .npz files in {', '.join(map(str, paths))}")
-    return files
+def _format(st: AppState, name: str) -> Any:
+    """The data format ``name`` from the registry (``register_data_formats``); unknown: one line with the known."""
+    return st.host.registry.get("data_formats", name).obj
 
 
 @app.command("import")
@@ -258,7 +283,7 @@ def import_(
     """
     st, settings = _settings(ctx)
     _check_source(source)
-    _check_format(fmt)
+    data_format = _format(st, fmt)
     profile = settings.brain.profile
     options = ImportOptions(
         profile=profile,
@@ -272,57 +297,24 @@ def import_(
         settings=settings,
     )
     rules = array_rules(st.host.registry)
-    if fmt == "minari":
-        _import_minari(st, settings, paths, store, options, rules, chunk_steps, as_json)
-        return
-    files = _npz_files(paths)
-    show = len(files) > 1 and not as_json
+    sources = data_format.sources(paths)
+    show = len(sources) > 1 and not as_json
     with _progress(st, show) as progress:
-        task = progress.add_task("checking", total=len(files))
-        for file in files:
-            load_npz(file, options, rules)
+        task = progress.add_task("checking", total=len(sources))
+        for _, found in sources:
+            data_format.check(found, options, rules)
             progress.advance(task)
     target = _store_path(settings, store)
     imported: list[dict[str, object]] = []
     with TrajectoryStore.open_or_create(target, chunk_steps=chunk_steps) as opened, _progress(st, show) as progress:
-        task = progress.add_task("importing", total=len(files))
-        for file in files:
-            episode_id = import_npz(opened, file, options, rules)
-            found = opened.get(episode_id)
-            imported.append({"file": str(file), "id": episode_id, "steps": found.length, "source": found.meta.source})
-            progress.advance(task)
-    if as_json:
-        st.out.print_json(json.dumps({"store": str(target), "imported": imported}))
-        return
-    steps = sum(int(row["steps"]) for row in imported)  # type: ignore[call-overload]
-    st.out.print(f"imported {len(imported)} episode(s), {steps} steps into {target}")
-
-
-def _import_minari(
-    st: AppState,
-    settings: GolemSettings,
-    names: list[Path],
-    store: Path | None,
-    options: ImportOptions,
-    rules: dict,
-    chunk_steps: int,
-    as_json: bool,
-) -> None:
-    """``golem data import --format minari``: check every dataset, then write them."""
-    from golem.data.store.minari_format import check_minari, import_minari, open_minari
-
-    sources = [open_minari(name) for name in names]
-    for found in sources:
-        check_minari(found, options, rules)
-    target = _store_path(settings, store)
-    imported: list[dict[str, object]] = []
-    with TrajectoryStore.open_or_create(target, chunk_steps=chunk_steps) as opened:
-        for found in sources:
-            for episode_id in import_minari(opened, found, options, rules):
+        task = progress.add_task("importing", total=len(sources))
+        for name, found in sources:
+            for episode_id in data_format.write(opened, found, options, rules):
                 info = opened.get(episode_id)
                 imported.append(
-                    {"dataset": found.name, "id": episode_id, "steps": info.length, "source": info.meta.source}
+                    {data_format.label: name, "id": episode_id, "steps": info.length, "source": info.meta.source}
                 )
+            progress.advance(task)
     if as_json:
         st.out.print_json(json.dumps({"store": str(target), "imported": imported}))
         return
@@ -358,33 +350,9 @@ def export(
     """Export episodes as .npz in the stored layout (re-importable bit for bit), or as a Minari dataset; default all."""
     st, settings = _settings(ctx)
     _check_source(source)
-    _check_format(fmt)
-    if out is not None and fmt != "minari":
-        raise GolemError("--out is for --format minari; .npz files go into the folder given as the argument")
-    if fmt == "minari":
-        from golem.data.store.minari_format import export_minari
-
-        with _open(settings, store) as opened:
-            infos = (
-                [opened.get(i) for i in episode]
-                if episode
-                else opened.episodes(source=source, scenario=scenario, tags=tag)
-            )
-            if not infos:
-                raise GolemError(f"no episodes to export from {opened.path}")
-            done = export_minari(opened, infos, str(out_dir), array_rules(st.host.registry), out=out)
-        if as_json:
-            st.out.print_json(
-                json.dumps(
-                    {"dataset": done.dataset_id, "path": str(done.path), "episodes": done.episodes, "steps": done.steps}
-                )
-            )
-            return
-        st.out.print(
-            f"exported {len(done.episodes)} episode(s), {done.steps} steps as Minari dataset "
-            f"{done.dataset_id} in {done.path}"
-        )
-        return
+    data_format = _format(st, fmt)
+    if out is not None and not data_format.takes_out:
+        raise GolemError(f"--out is not for --format {fmt}: it writes into the folder given as the argument")
     with _open(settings, store) as opened:
         if episode:
             infos = [opened.get(i) for i in episode]
@@ -392,17 +360,15 @@ def export(
             infos = opened.episodes(source=source, scenario=scenario, tags=tag)
         if not infos:
             raise GolemError(f"no episodes to export from {opened.path}")
-        written: list[dict[str, object]] = []
         with _progress(st, len(infos) > 1 and not as_json) as progress:
             task = progress.add_task("exporting", total=len(infos))
-            for found in infos:
-                path = export_npz(opened, found, out_dir / export_name(found))
-                written.append({"id": found.id, "file": str(path)})
-                progress.advance(task)
+            report, line = data_format.export(
+                opened, infos, out_dir, array_rules(st.host.registry), out=out, advance=lambda: progress.advance(task)
+            )
     if as_json:
-        st.out.print_json(json.dumps({"exported": written}))
+        st.out.print_json(json.dumps(report))
         return
-    st.out.print(f"exported {len(written)} episode(s) to {out_dir}")
+    st.out.print(line, highlight=False, soft_wrap=True)
 
 
 @app.command("delete")

@@ -101,7 +101,7 @@ def demo_command(
     t = stage("train", t)
 
     st.out.rule("3/4 audit on held-out episodes (contiguous streams, carried state)")
-    chart = out / "reports" / "audit.png"
+    chart = out / "reports" / "audit.png" if "audit" in registry.names("charts") else None  # golem-explain
     report = audit(settings, registry, AuditPlan(model=result.active, store=store_path, chart=chart))
     print_audit(st, report)
     t = stage("audit", t)
@@ -139,8 +139,8 @@ def demo_command(
             f"({normalised} of the way from random to expert)\n"
             f"store      {store_path}\n"
             f"model      {result.active}\n"
-            f"audit      {report.chart}\n"
-            f"scoreboard {results_path}\n"
+            + (f"audit      {report.chart}\n" if report.chart else "")
+            + f"scoreboard {results_path}\n"
             f"took {total:.0f} s (" + ", ".join(f"{k} {v:.0f} s" for k, v in timings.items()) + ")",
             title="golem demo",
         )

@@ -8,14 +8,15 @@ import typer
 
 from golem.data.store import TrajectoryStore
 from golem.errors import GolemError
+from golem.runtime.generated import WorldPlan, build_world
 from golem.runtime.session import check_display
-from golem.scenarios import SCENARIO_SPECS, ScenarioSpec, resolve_scenario, scenario_spec
+from golem.scenarios import SCENARIO_SPECS, ScenarioSpec, is_scenario_name, resolve_scenario, scenario_spec
 from golem.selection import check_selected
 from golem.workflows.recording import (
     Episode,
     RecordPlan,
+    check_world_expert,
     continuing_seeds,
-    expert_plays,
     record,
     require_sensors,
     resolve_expert,
@@ -86,6 +87,18 @@ def record_command(
     procgen_phase: ProcgenPhaseOpt = None,
     maps: MapsOpt = 10,
     generator: GeneratorOpt = "builtin",
+    vary: Annotated[
+        Optional[str],
+        typer.Option(
+            "--vary",
+            metavar="MODS",
+            help=(
+                "Play every episode on a variant of the scenario of its own, built from the episode's seed: "
+                "comma-separated modifications of its look, e.g. textures,monsters,light "
+                "(see `golem procgen vary --help`; golem-procgen). Variants are built once under <data.root>/maps/."
+            ),
+        ),
+    ] = None,
     store: StoreOpt = None,
     plugin: PluginOpt = None,
     set_: SetOpt = None,
@@ -93,7 +106,8 @@ def record_command(
     """Record demonstrations into the trajectory store. Ctrl-C keeps every completed episode.
 
     With --procgen-phase P the expert plays one episode on each of --maps generated maps of phase P
-    (seeds from --seed, default 0; maps are built once under <data.root>/maps/).
+    (seeds from --seed, default 0; maps are built once under <data.root>/maps/, in --workers processes).
+    With --vary MODS every episode plays on a look-alike variant of the scenario built from its seed.
     """
     st = state(ctx)
     if (expert is None) == (not human):
@@ -106,11 +120,14 @@ def record_command(
     scenario_given = "game.scenario" in resolved.sources
     procgen = ProcgenChoice(procgen_phase, maps, generator)
     if procgen.given:
-        if expert is None or scenario_given:
+        if expert is None or scenario_given or vary is not None:
             raise GolemError(
-                "--procgen-phase records an expert on generated maps: use it with --expert and without --scenario"
+                "--procgen-phase records an expert on generated maps: use it with --expert, "
+                "without --scenario and --vary"
             )
-        _record_maps(st, settings, registry, expert, procgen, seed or 0, tag, max_steps, store)
+        assert procgen.phase is not None
+        worlds = WorldPlan(generator=procgen.generator, phase=procgen.phase, tags=tuple(tag or []))
+        _record_worlds(st, settings, registry, expert, worlds, seed or 0, procgen.maps, workers, max_steps, store)
         return
     if expert is not None:
         _, scenario_name = resolve_expert(settings, registry, expert, scenario_given)
@@ -121,6 +138,17 @@ def record_command(
     if expert is not None and "game.frame_skip" not in resolved.sources:  # a person plays every tic
         skip = scenario_spec(scenario_name).frame_skip
         settings = settings.model_copy(update={"game": settings.game.model_copy(update={"frame_skip": skip})})
+    worlds = None
+    if vary is not None:
+        if not is_scenario_name(scenario_name):
+            raise GolemError(f"--vary makes variants of a shipped scenario, not of {scenario_name}")
+        mods = [m.strip() for m in vary.split(",") if m.strip()]
+        if not mods:
+            raise GolemError("--vary needs at least one modification, e.g. --vary textures")
+        worlds = WorldPlan(
+            generator="vary", config={"scenario": scenario_name, "modifications": mods}, scenario=scenario_name
+        )
+        check_world(settings, registry, worlds, expert)
     if human:
         check_display()
     if episodes is None:
@@ -132,6 +160,7 @@ def record_command(
         workers=workers,
         tags=list(tag or []),
         max_steps=max_steps,
+        worlds=worlds,
     )
     path = store_path(settings, store)
     frames = 0
@@ -141,7 +170,7 @@ def record_command(
         "[bold]recording[/bold] {task.fields[what]}",
         "{task.fields[fps]:>6.0f} frames/s  mean return {task.fields[mean]:>8.2f}",
     )
-    what = f"{expert or 'human'} on {scenario_name}"
+    what = f"{expert or 'human'} on {scenario_name if worlds is None else worlds.label()}"
     with TrajectoryStore.open_or_create(path) as opened, progress:
         if "game.seed" not in resolved.sources:  # no seed asked for: continue after the stored ones
             plan.seeds = continuing_seeds(opened, scenario_name, settings.game.seed, episodes)
@@ -173,65 +202,70 @@ def _every(skip: int) -> str:
     return f" (a decision every {skip} tics)" if skip > 1 else ""
 
 
-def _record_maps(
+def check_world(settings, registry, worlds: WorldPlan, expert: str | None, seed: int = 0) -> None:
+    """Build (or find) the first map of ``worlds`` and check the expert plays it, before any store is opened:
+    an unknown generator, modification or phase, or an expert for other maps, is one line and nothing stored.
+    """
+    plan = RecordPlan(demonstrator="expert" if expert else "human", episodes=1, expert=expert, worlds=worlds)
+    check_world_expert(plan, registry, build_world(settings, registry, worlds, seed))
+
+
+def _record_worlds(
     st,
     settings,
     registry,
     expert: str,
-    procgen: ProcgenChoice,
+    worlds: WorldPlan,
     first_seed: int,
-    tag: list[str] | None,
+    count: int,
+    workers: int,
     max_steps: int | None,
     store,
 ) -> None:
-    """One episode of ``expert`` on each of ``procgen.maps`` generated maps (map seeds from ``first_seed``)."""
-    cls = registry.get("experts", expert).obj
-    phase, generator = procgen.phase, procgen.generator
-    made = procgen.build(settings, registry, first_seed)
-    strangers = [m.scenario for m in made if not expert_plays(cls, m.scenario)]
-    if strangers:
-        hint = (
-            "its maps have no navigation sidecar (the explorer plays the builtin generator's maps)"
-            if getattr(cls, "procedural", False)
-            else "use --expert explorer"
-        )
-        raise GolemError(f"expert {expert!r} does not play generated maps such as {strangers[0]}: {hint}")
+    """One episode of ``expert`` on each of ``count`` built maps (map seeds from ``first_seed``), in ``workers``
+    engine processes; each worker builds the maps of the seeds it takes (once: they are cached)."""
+    check_world(settings, registry, worlds, expert, first_seed)
     path = store_path(settings, store)
-    frames, returns, exits, ids = 0, [], 0, []
+    frames, returns, exits = 0, [], 0
     progress = task_bar(
         st.err,
         "[bold]recording[/bold] {task.fields[what]}",
-        "exits {task.fields[exits]}  mean return {task.fields[mean]:>6.2f}",
+        "exits {task.fields[exits]}  {task.fields[fps]:>6.0f} frames/s  mean return {task.fields[mean]:>6.2f}",
     )
-    tags = [*(tag or []), f"procgen-phase{phase}", f"generator:{generator}"]
+    plan = RecordPlan(
+        demonstrator="expert",
+        expert=expert,
+        episodes=count,
+        workers=workers,
+        max_steps=max_steps,
+        seeds=list(range(first_seed, first_seed + count)),
+        worlds=worlds,
+    )
+    key = f"{worlds.generator}:phase{worlds.phase}"  # the seeds' reservation key in the store
+    ids: list[int] = []
     with TrajectoryStore.open_or_create(path) as opened, progress:
-        task = progress.add_task("record", total=len(made), what=f"{expert} on phase-{phase} maps", exits=0, mean=0.0)
+        task = progress.add_task(
+            "record", total=count, what=f"{expert} on {worlds.label()}", exits=0, fps=0.0, mean=0.0
+        )
+        started = progress.get_time()
+
+        def on_episode(eid: int, episode: Episode) -> None:
+            nonlocal frames, exits
+            ids.append(eid)
+            frames += episode.meta.length
+            returns.append(episode.meta.total_return)
+            exits += int(episode.counters.get("exited", 0.0) > 0)
+            elapsed = max(progress.get_time() - started, 1e-9)
+            progress.update(task, advance=1, exits=exits, fps=frames / elapsed, mean=sum(returns) / len(returns))
+
         try:
-            for item in made:
-                plan = RecordPlan(
-                    demonstrator="expert",
-                    expert=expert,
-                    episodes=1,
-                    workers=1,
-                    tags=tags,
-                    max_steps=max_steps,
-                    seeds=[item.seed],
-                )
-
-                def on_episode(eid: int, episode: Episode) -> None:
-                    nonlocal frames, exits
-                    frames += episode.meta.length
-                    returns.append(episode.meta.total_return)
-                    exits += int(episode.counters.get("exited", 0.0) > 0)
-
-                ids += record(settings, registry, plan, opened, item.scenario, on_episode=on_episode)
-                progress.update(task, advance=1, exits=exits, mean=sum(returns) / len(returns))
+            record(settings, registry, plan, opened, key, on_episode=on_episode)
         except KeyboardInterrupt:
             st.err.print(f"[yellow]interrupted: {len(ids)} completed episode(s) kept in {path}[/yellow]")
             raise typer.Exit(130) from None
     mean = sum(returns) / len(returns)
     st.out.print(
-        f"recorded {len(ids)} episode(s) on {len(made)} phase-{phase} map(s), {exits} reached the exit, "
+        f"recorded {len(ids)} episode(s) on {count} {worlds.label()}, {exits} reached the exit, "
         f"{frames} frames, mean return {mean:.2f} "
         f"→ {path} (ids {ids[0]}–{ids[-1]})"
     )

@@ -13,6 +13,13 @@ def register_sensors(register) -> None:
 
 
 @hookimpl
+def register_data_formats(register) -> None:
+    from golem.data.store.npz import NpzFormat
+
+    register("npz", NpzFormat())
+
+
+@hookimpl
 def register_samplers(register) -> None:
     from golem.data.sampling import StatefulStratifiedSampler
 
@@ -20,18 +27,14 @@ def register_samplers(register) -> None:
 
 
 @hookimpl
+def register_augmentations(register) -> None:
+    from golem.builtin.mirror import MirrorAugmentation
+
+    register(MirrorAugmentation.name, MirrorAugmentation)
+
+
+@hookimpl
 def register_experts(register) -> None:
     from golem.runtime.random_policy import RandomExpert
 
     register(RandomExpert.name, RandomExpert)
-
-
-@hookimpl
-def register_environments(register) -> None:
-    from golem.extras import available
-
-    if not available("gymnasium"):  # the Gymnasium environment is the gym extra
-        return
-    from golem.builtin.gym_env import make_vizdoom_env
-
-    register("vizdoom", make_vizdoom_env)

@@ -19,6 +19,7 @@ class VisualSensor(ImageSensor):
 
     name = "visual"
     key = "frames"
+    colour = True  # photometric augmentations (colour jitter, random convolution) change it
 
     def configure(self, game: Any) -> None:
         import vizdoom as vzd

@@ -1,1 +1,1 @@
-"""Stage 4, diagnostics: audit, Grad-CAM examination, network summaries and evaluation against baselines."""
+"""Stage 4, diagnostics: audit and evaluation against baselines (golem-explain adds Grad-CAM and summaries)."""

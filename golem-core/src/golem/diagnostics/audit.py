@@ -35,7 +35,6 @@ from torch import nn
 from golem.data.dataset import check_compatible, select_episodes
 from golem.data.store import EpisodeInfo, TrajectoryStore
 from golem.errors import GolemError
-from golem.extras import require
 from golem.learning.archives import load_model
 from golem.learning.device import select_device
 from golem.learning.validation import ActionScore, Tally
@@ -245,30 +244,6 @@ class AuditPlan:
     chart: Path | None = None
 
 
-def parse_ids(text: str) -> list[int]:
-    """``"0,3,5-7"`` → ``[0, 3, 5, 6, 7]`` (sorted, unique).
-
-    Raises:
-        GolemError: anything but comma-separated ids and ``a-b`` ranges.
-    """
-    out: set[int] = set()
-    for part in (p.strip() for p in text.split(",")):
-        if not part:
-            continue
-        lo, sep, hi = part.partition("-")
-        try:
-            a = int(lo)
-            b = int(hi) if sep else a
-        except ValueError:
-            raise GolemError(f"--episodes expects ids like 0,3,5-7, got {text!r}") from None
-        if a < 0 or b < a:
-            raise GolemError(f"--episodes expects ids like 0,3,5-7, got {text!r}")
-        out.update(range(a, b + 1))
-    if not out:
-        raise GolemError(f"--episodes expects ids like 0,3,5-7, got {text!r}")
-    return sorted(out)
-
-
 def check_store_has_sensors(episodes: Sequence[EpisodeInfo], spec: ModelSpec) -> None:
     """Each episode must hold every array the model reads, with the sensor's shape; actions must match.
 
@@ -352,9 +327,10 @@ def audit(
 
     Raises:
         GolemError: missing or corrupt checkpoint, no store, unknown episode ids,
-            a store lacking the model's sensors or actions.
+            a store lacking the model's sensors or actions, a chart with no drawer installed.
     """
     plan = plan or AuditPlan()
+    draw = registry.get("charts", "audit").obj if plan.chart is not None else None  # golem-explain draws it
     path, restored = load_model(settings, registry, plan.model)
     spec = restored.spec
     store_path = Path(plan.store) if plan.store is not None else settings.store_path()
@@ -411,55 +387,10 @@ def audit(
         exact_match=tally.exact_match,
         actions=tally.scores(names),
     )
-    if plan.chart is not None:
-        report.chart = str(write_chart(report, plan.chart))
+    if draw is not None:
+        report.chart = str(draw(report, Path(plan.chart)))
     log.info("audit.done", steps=report.steps, windows=windows, exact_match=round(report.exact_match, 4))
     return report
-
-
-# --- chart -------------------------------------------------------------------
-
-
-def default_chart_path(settings: GolemSettings, model: Path | str) -> Path:
-    """``<data.root>/reports/audit-<profile>-<checkpoint stem>.png``."""
-    return settings.data.root / "reports" / f"audit-{settings.brain.profile}-{Path(model).stem}.png"
-
-
-def write_chart(report: AuditReport, path: Path | str) -> Path:
-    """Grouped bars of precision, recall and F1 per action (0/0 drawn as 0, support under each name); PNG.
-
-    Uses matplotlib's Agg backend (no display needed). Returns the path written.
-    """
-    require("matplotlib", "the audit's chart").use("Agg")
-    import matplotlib.pyplot as plt
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    names = list(report.actions)
-    x = np.arange(len(names))
-    width = 0.27
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(names) + 2), 4.5))
-    try:
-        for k, (label, color) in enumerate((("precision", "#4C72B0"), ("recall", "#DD8452"), ("F1", "#55A868"))):
-            attr = label.lower()
-            values = [getattr(report.actions[n], attr) or 0.0 for n in names]
-            ax.bar(x + (k - 1) * width, values, width, label=label, color=color)
-        ax.set_xticks(x)
-        ax.set_xticklabels([f"{n}\n(n={report.actions[n].support})" for n in names], fontsize=8)
-        ax.set_ylim(0, 1.05)
-        ax.set_ylabel(f"score at threshold {report.threshold:g}")
-        ax.set_title(
-            f"Audit of {Path(report.model).name}: {len(report.episodes)} episode(s), {report.steps} steps, "
-            f"exact match {report.exact_match:.3f}",
-            fontsize=10,
-        )
-        ax.legend(loc="upper right", fontsize=8)
-        ax.grid(axis="y", alpha=0.3)
-        fig.tight_layout()
-        fig.savefig(path, dpi=110)
-    finally:
-        plt.close(fig)
-    return path
 
 
 __all__ = [
@@ -469,10 +400,7 @@ __all__ = [
     "audit",
     "check_store_has_sensors",
     "choose_episodes",
-    "default_chart_path",
-    "parse_ids",
     "read_windows",
     "stream_episodes",
     "to_inputs",
-    "write_chart",
 ]

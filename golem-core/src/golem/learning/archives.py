@@ -68,7 +68,8 @@ def save_model(
 
     With ``activate=False`` only the archive is written and the active model stays as it was.
 
-    Metadata: the spec, ``training`` and ``loss`` settings, ``metrics`` (history
+    Metadata: the spec, ``training`` (``augmentations`` and ``mirror`` included), ``loss`` and
+    ``augment`` (the augmentations' own) settings, ``metrics`` (history
     and final validation) and ``data`` (store path, episode ids, total steps),
     and ``thresholds`` (action name → press threshold calibrated on validation)
     when given: play and evaluate use them unless ``brain.activation`` is set.
@@ -77,6 +78,7 @@ def save_model(
     extra = {
         "training": settings.training.model_dump(mode="json"),
         "loss": settings.loss.model_dump(mode="json"),
+        "augment": settings.augment.model_dump(mode="json"),
         "activation": settings.brain.activation,
         "thresholds": dict(thresholds) if thresholds else None,
         "metrics": dict(metrics),

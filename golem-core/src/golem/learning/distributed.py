@@ -190,13 +190,20 @@ def _child(
 
 @contextmanager
 def spawn_ranks(
-    world: int, target: Callable[..., Any], args: tuple[Any, ...], *, timeout_s: float, backend: str = "gloo"
+    world: int,
+    target: Callable[..., Any],
+    args: tuple[Any, ...],
+    *,
+    timeout_s: float,
+    backend: str = "gloo",
+    daemon: bool = True,
 ) -> Iterator[Ranks]:
     """Make this process rank 0 of ``world`` on this machine; ranks 1… run ``target(*args)`` in spawned processes.
 
     Each process gets an equal share of the cores (:func:`golem.threads.thread_share`). On leaving, the group
     is closed and the other ranks are joined (terminated after
-    :data:`JOIN_TIMEOUT_S`); none outlives this one.
+    :data:`JOIN_TIMEOUT_S`); none outlives this one. ``daemon=False`` lets a rank start processes of its
+    own (multiprocessing refuses children to a daemon), as golem-rl's ranks start their rollout workers.
 
     Raises:
         GolemError: the group did not form within ``timeout_s``.
@@ -213,7 +220,7 @@ def spawn_ranks(
         ctx.Process(
             target=_child,
             args=(r, world, port, timeout_s, backend, threads, target, args),
-            daemon=True,
+            daemon=daemon,
             name=f"golem-rank-{r}",
         )
         for r in range(1, world)

@@ -7,9 +7,10 @@
    check the data's action names and sensors against it (one-line GolemError);
 3. split validation by whole episodes (:mod:`golem.learning.training_data`);
 4. build model (fresh, or the active one with ``--resume``: :mod:`golem.learning.resume`),
-   loss and sampler from the registry by name; Adam(lr) — all of it :func:`_prepare`,
+   loss, sampler and augmentations from the registry by name; Adam(lr) — all of it :func:`_prepare`,
    into one :class:`TrainingRun`;
-5. per epoch (:func:`_run_epoch`): stateful training (``hx`` carried across batches,
+5. per epoch (:func:`_run_epoch`): stateful training on batches changed by the selected
+   augmentations (:mod:`golem.augment`; ``hx`` carried across batches,
    detached, rows starting an episode zeroed *before* the forward pass:
    :func:`golem.learning.bptt.train_step`), then the running statistics of batch
    normalisation re-estimated at the epoch's weights (:mod:`golem.learning.calibration`),
@@ -48,6 +49,7 @@ import torch
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
+from golem.augment import Augmentation, augment_inputs, batch_generator, build_augmentations, selected_augmentations
 from golem.data.dataset import SequenceDataset
 from golem.data.store import TrajectoryStore
 from golem.errors import GolemError
@@ -308,6 +310,7 @@ class TrainingRun:
             ``resumed_from``, ``batch_size``, ``threads``, ``processes``, ``tensorboard`` where they apply).
         model: the network trained (validated, saved); ``net`` is the same, or its data-parallel wrapper.
         loss_fn, sampler, optimizer: the loss, the stateful batch sampler and Adam.
+        augmentations: ``training.augmentations``, applied to every training batch (:mod:`golem.augment`).
         batch_size: streams B over all ranks (the sampler's, which may be lower than ``training.batch_size``).
         first_epoch: the epoch number this run starts at (a resumed model's epochs before it).
         planned: epochs this run expects to take (for progress: :attr:`BatchProgress.epochs`).
@@ -335,6 +338,7 @@ class TrainingRun:
     loss_fn: nn.Module
     sampler: Any
     optimizer: torch.optim.Optimizer
+    augmentations: list[Augmentation]
     batch_size: int
     first_epoch: int
     planned: int
@@ -406,11 +410,13 @@ def _prepare(
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate)
     if optimizer_state is not None:
         optimizer.load_state_dict(optimizer_state)
+    augmentations = build_augmentations(settings, registry)
     log.info(
         "train.start",
         model=spec.model,
         loss=cfg.loss,
         sampler=cfg.sampler,
+        augmentations=selected_augmentations(settings, registry),
         device=str(device),
         cortices=str(place.autocast or torch.float32).removeprefix("torch."),
         sensors=spec.sensor_names,
@@ -449,6 +455,7 @@ def _prepare(
         loss_fn=loss_fn,
         sampler=sampler,
         optimizer=optimizer,
+        augmentations=augmentations,
         batch_size=B,
         first_epoch=first_epoch,
         planned=planned,
@@ -542,7 +549,8 @@ def _train_epoch(run: TrainingRun, on_batch: Callable[[BatchProgress], None] | N
     ``training.updates`` budget ends); the epoch's record, not yet validated.
 
     Each rank trains its rows of every global batch (:meth:`Ranks.shard`), its loss scaled so that the
-    all-reduced gradient is that of the global batch's recorded steps.
+    all-reduced gradient is that of the global batch's recorded steps. The selected augmentations change
+    each batch's inputs first, their draws seeded by (``training.seed``, epoch, batch, rank).
     """
     cfg, device, ranks = run.cfg, run.device, run.ranks
     total = len(run.sampler) if hasattr(run.sampler, "__len__") else None
@@ -560,11 +568,15 @@ def _train_epoch(run: TrainingRun, on_batch: Callable[[BatchProgress], None] | N
         recorded = int(batch.mask.sum())
         batch_steps = global_steps.popleft() if ranks.world > 1 else recorded  # all ranks' steps
         scale = loss_scale(recorded, batch_steps, ranks)
+        inputs = to_device(batch.inputs, device)
+        if run.augmentations:
+            generator = batch_generator(cfg.seed, run.epoch, batches, ranks.rank)
+            inputs = augment_inputs(inputs, run.spec.sensors, run.augmentations, generator)
         loss, hx = train_step(
             run.net,
             run.loss_fn,
             run.optimizer,
-            to_device(batch.inputs, device),
+            inputs,
             batch.targets.to(device),
             batch.is_first.to(device),
             hx,

@@ -24,7 +24,9 @@ _HELPERS = {
     "assert_model_contract": "golem.testing.models",
     "random_inputs": "golem.testing.models",
     "assert_sampler_contract": "golem.testing.samplers",
+    "assert_augmentation_contract": "golem.testing.augmentations",
     "assert_map_generator_contract": "golem.testing.worlds",
+    "assert_reward_shaper_contract": "golem.testing.rewards",
     # Commands need the CLI (golem-cli): its helper, re-exported for plugins' tests.
     "assert_command_contract": "golem_cli.testing",
 }

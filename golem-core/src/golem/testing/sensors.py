@@ -41,7 +41,8 @@ def assert_sensor_contract(
     """Check that ``sensor_cls`` honours the :class:`golem.sensors.Sensor` contract; return the instance.
 
     Checks: class attributes; ``extract`` on ``None`` and on a state with no
-    buffers gives zeros of :attr:`shape`/:attr:`dtype`; with ``engine`` a real
+    buffers gives zeros of :attr:`shape`/:attr:`dtype`; an ``image`` sensor's steps are
+    ``[C, H, W]`` and a ``colour`` one's ``[3, H, W]``; with ``engine`` a real
     headless session on ``scenario`` gives well-formed steps for ``tics`` tics
     and a missing state then repeats the last value; ``reset`` forgets it;
     ``mirror`` keeps shape and is an involution; ``to_network`` maps
@@ -62,6 +63,8 @@ def assert_sensor_contract(
     assert isinstance(sensor.dtype, np.dtype), f"{sensor.name}: dtype must be a numpy dtype, got {sensor.dtype!r}"
     shape = tuple(sensor.shape)
     assert shape and all(isinstance(n, int) and n > 0 for n in shape), f"{sensor.name}: bad shape {shape}"
+    assert not sensor.image or len(shape) == 3, f"{sensor.name}: an image sensor's steps are [C, H, W], got {shape}"
+    assert not sensor.colour or (sensor.image and shape[0] == 3), f"{sensor.name}: a colour sensor is an RGB image"
 
     zeros = np.zeros(shape, dtype=sensor.dtype)
     for what, state in (("None", None), ("a state without buffers", _EmptyState())):

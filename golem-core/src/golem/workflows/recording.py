@@ -29,6 +29,7 @@ from golem.errors import GolemError
 from golem.experts import Expert, expert_plays
 from golem.plugins import load_plugins
 from golem.registry import Registry
+from golem.runtime.generated import GeneratedMap, WorldPlan, build_world, map_generator
 from golem.runtime.rollout import EpisodeResult, HumanPolicy, MixingPolicy, Observer, Policy, Tic, run_episode
 from golem.runtime.session import Session
 from golem.runtime.workers import run_pool, serve
@@ -57,6 +58,11 @@ class RecordPlan:
             the expert's are recorded, and episodes are stored with ``source = "recovery"``.
         beta: the expert's share of executed tics (with ``learner``).
         dagger_round: the DAgger round the episodes belong to (stored in ``extra``).
+        worlds: play every episode on a map of its own, built for its seed (a curriculum phase's generated
+            map, or a variant of the scenario): :class:`golem.runtime.generated.WorldPlan`. The map's generator,
+            phase, seed and configuration hash go into the episode's ``extra["world"]``, its tags into ``tags``.
+        spawn: start workers as fresh interpreters even without a learner: a caller that has run tensor maths in
+            this process (a training before, as the curriculum does) must not fork.
     """
 
     demonstrator: Literal["expert", "human"]
@@ -69,6 +75,8 @@ class RecordPlan:
     learner: str | None = None
     beta: float = 1.0
     dagger_round: int | None = None
+    worlds: WorldPlan | None = None
+    spawn: bool = False
 
 
 @dataclass
@@ -259,49 +267,104 @@ def _interrupts_deferred() -> Iterator[None]:
 def _episodes_in_process(
     settings: GolemSettings, registry: Registry, plan: RecordPlan, scenario: str, seeds: Sequence[int]
 ) -> Iterator[Episode]:
+    """The episodes of ``seeds``, played in this process: on ``scenario`` in one engine, or each on its own
+    built map (``plan.worlds``) in an engine of its own."""
     sensors = build_sensors(settings, registry)
     expert: Expert | None = None
     if plan.demonstrator == "expert":
         assert plan.expert is not None
         expert = registry.get("experts", plan.expert).obj(settings_actions(settings), settings)
-    human = plan.demonstrator == "human"
-    configurers = [expert] if expert is not None else []
     learner = _load_learner(plan, registry) if plan.learner is not None else None
-    dagger_extra = _dagger_extra(plan) if learner is not None else {}
-    with Session(
-        settings, sensors, scenario=scenario, visible=human, spectator=human, configurers=configurers
-    ) as session:
-        policy: Policy = expert if expert is not None else HumanPolicy()
-        if learner is not None:
-            learner.check_session(session)
-        max_steps = step_limit(scenario, plan.max_steps)
-        for seed in seeds:
-            recorder = Recorder(max_steps)
-            mixing = MixingPolicy(learner, policy, plan.beta, seed=int(seed)) if learner is not None else None
-            result = run_episode(session, mixing or policy, seed, max_steps=max_steps, observers=[recorder])
-            arrays, counters = recorder.arrays, episode_counters(result)
-            if mixing is not None:
-                counters = {
-                    **counters,
-                    "executed_expert": mixing.executed_labeller,
-                    "disagreements": mixing.disagreements,
-                }
-            meta = EpisodeMeta(
-                profile=settings.brain.profile,
-                action_names=list(session.action_names),
-                scenario=scenario,
-                source="human" if human else ("recovery" if mixing is not None else "expert"),
-                sensors=list(settings.brain.sensors),
-                map=settings.game.doom_map,
-                seed=int(seed),
-                tags=list(plan.tags),
-                terminated=result.terminated,
-                truncated=result.truncated,
-                sensor_settings=recorded_settings(sensors),
-                frame_skip=1 if human else int(settings.game.frame_skip),
-                extra=({"expert": plan.expert, **counters} if expert is not None else dict(counters)) | dagger_extra,
+    play = _Player(settings, plan, sensors, expert, learner)
+    if plan.worlds is None:
+        yield from play.episodes(scenario, seeds, scenario)
+        return
+    worlds = plan.worlds
+    generator = map_generator(settings, registry, worlds.generator, sampling=worlds.phase is not None)
+    for seed in seeds:
+        world = build_world(settings, registry, worlds, int(seed), generator=generator)
+        check_world_expert(plan, registry, world)
+        yield from play.episodes(world.scenario, [seed], worlds.scenario or world.scenario, world)
+
+
+def check_world_expert(plan: RecordPlan, registry: Registry, world: GeneratedMap) -> None:
+    """Refuse a built map the plan's expert does not play (e.g. a generated map without navigation).
+
+    Raises:
+        GolemError: one line naming the expert and the map.
+    """
+    if plan.demonstrator != "expert" or plan.expert is None:
+        return
+    cls = registry.get("experts", plan.expert).obj
+    if not expert_plays(cls, world.scenario):
+        if world.phase is None:
+            what, hint = "variants", "record a variant with the expert of the scenario it varies"
+        elif getattr(cls, "procedural", False):
+            what, hint = (
+                "generated maps",
+                "its maps have no navigation sidecar (the explorer plays the builtin generator's maps)",
             )
-            yield Episode(meta=meta, arrays=arrays, counters=counters)
+        else:
+            what, hint = "generated maps", "use --expert explorer"
+        raise GolemError(f"expert {plan.expert!r} does not play {what} such as {world.scenario}: {hint}")
+
+
+@dataclass
+class _Player:
+    """Plays a plan's episodes on one scenario at a time, with the same demonstrator throughout."""
+
+    settings: GolemSettings
+    plan: RecordPlan
+    sensors: list[Any]
+    expert: Expert | None
+    learner: Any
+
+    def episodes(
+        self, scenario: str, seeds: Sequence[int], stored_as: str, world: GeneratedMap | None = None
+    ) -> Iterator[Episode]:
+        """One engine on ``scenario`` plays ``seeds``; episodes are stored as of scenario ``stored_as``."""
+        settings, plan, expert, learner = self.settings, self.plan, self.expert, self.learner
+        human = plan.demonstrator == "human"
+        configurers = [expert] if expert is not None else []
+        dagger_extra = _dagger_extra(plan) if learner is not None else {}
+        tags = list(plan.tags) + ([t for t in plan.worlds.episode_tags() if t not in plan.tags] if world else [])
+        with Session(
+            settings, self.sensors, scenario=scenario, visible=human, spectator=human, configurers=configurers
+        ) as session:
+            policy: Policy = expert if expert is not None else HumanPolicy()
+            if learner is not None:
+                learner.check_session(session)
+            max_steps = step_limit(stored_as, plan.max_steps)
+            for seed in seeds:
+                recorder = Recorder(max_steps)
+                mixing = MixingPolicy(learner, policy, plan.beta, seed=int(seed)) if learner is not None else None
+                result = run_episode(session, mixing or policy, seed, max_steps=max_steps, observers=[recorder])
+                arrays, counters = recorder.arrays, episode_counters(result)
+                if mixing is not None:
+                    counters = {
+                        **counters,
+                        "executed_expert": mixing.executed_labeller,
+                        "disagreements": mixing.disagreements,
+                    }
+                extra = ({"expert": plan.expert, **counters} if expert is not None else dict(counters)) | dagger_extra
+                if world is not None:
+                    extra["world"] = world.describe()
+                meta = EpisodeMeta(
+                    profile=settings.brain.profile,
+                    action_names=list(session.action_names),
+                    scenario=stored_as,
+                    source="human" if human else ("recovery" if mixing is not None else "expert"),
+                    sensors=list(settings.brain.sensors),
+                    map=settings.game.doom_map,
+                    seed=int(seed),
+                    tags=tags,
+                    terminated=result.terminated,
+                    truncated=result.truncated,
+                    sensor_settings=recorded_settings(self.sensors),
+                    frame_skip=1 if human else int(settings.game.frame_skip),
+                    extra=extra,
+                )
+                yield Episode(meta=meta, arrays=arrays, counters=counters)
 
 
 def _load_learner(plan: RecordPlan, registry: Registry) -> Any:
@@ -377,8 +440,8 @@ def record(
         seeds = store.reserve_seeds(scenario, settings.game.seed, plan.episodes, exact=True)
     if plan.workers > 1 and plan.demonstrator == "human":
         raise GolemError("--workers applies to experts; a human records in one window")
-    if plan.workers > 1 and plan.learner is not None:
-        # A learner runs torch in the workers (and the caller trained before): spawn, never fork.
+    if plan.workers > 1 and (plan.learner is not None or plan.spawn):
+        # A learner runs torch in the workers, or the caller trained before: spawn, never fork.
         source: Iterator[Episode] = run_pool(
             _worker,
             (settings.model_dump_json(), None, plan, scenario),

@@ -28,7 +28,7 @@ from __future__ import annotations
 import inspect
 import json
 import zipfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -154,6 +154,46 @@ def export_name(info: EpisodeInfo) -> str:
     """``episode-000042.npz``, or ``episode-000042-recovery.npz`` so a re-import keeps the source."""
     suffix = "-recovery" if info.meta.source == "recovery" else ""
     return f"episode-{info.id:06d}{suffix}.npz"
+
+
+class NpzFormat:
+    """The data format ``npz`` (``golem data import/export``'s default): one file per episode."""
+
+    label, takes_out = "file", False
+
+    def sources(self, paths: Sequence[Path]) -> list[tuple[str, Path]]:
+        """The files named and the ``*.npz`` files under the folders named, sorted."""
+        files = [f for p in map(Path, paths) for f in (sorted(p.rglob("*.npz")) if p.is_dir() else [p])]
+        for f in files:
+            if not f.is_file():
+                raise GolemError(f"{f}: no such file or directory")
+        if not files:
+            raise GolemError(f"no .npz files in {', '.join(map(str, paths))}")
+        return [(str(f), f) for f in files]
+
+    def check(self, source: Path, options: ImportOptions, rules: Mapping[str, ArrayRule]) -> None:
+        load_npz(source, options, rules)
+
+    def write(
+        self, store: TrajectoryStore, source: Path, options: ImportOptions, rules: Mapping[str, ArrayRule]
+    ) -> list[int]:
+        return [import_npz(store, source, options, rules)]
+
+    def export(
+        self,
+        store: TrajectoryStore,
+        infos: Sequence[EpisodeInfo],
+        target: Path,
+        rules: Mapping[str, ArrayRule],
+        out: Path | None = None,
+        advance: Callable[[], None] = lambda: None,
+    ) -> tuple[dict[str, Any], str]:
+        """``target/episode-NNNNNN.npz`` per episode (:func:`export_name`)."""
+        written = []
+        for info in infos:
+            written.append({"id": info.id, "file": str(export_npz(store, info, Path(target) / export_name(info)))})
+            advance()
+        return {"exported": written}, f"exported {len(written)} episode(s) to {target}"
 
 
 # --- helpers -------------------------------------------------------------

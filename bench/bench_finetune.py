@@ -1,0 +1,214 @@
+"""Benchmark reinforcement fine-tuning: BC against BC + RL against RL from scratch, on unseen seeds.
+
+Per scenario, through the ``golem`` command as a user runs it:
+
+1. record ``--episodes`` expert episodes and clone them (``golem run train``, ``--updates``): **BC**;
+2. ``golem rl finetune`` from the BC model for ``--frames`` environment frames: **BC + RL**
+   (the checkpoint it keeps by play, and its last weights);
+3. ``golem rl finetune`` for the same frames from an untrained network of the same
+   architecture, without the KL anchor (``rl.kl_coef = 0``): **RL from scratch**;
+4. ``golem run evaluate`` of each on ``--seeds`` unseen seeds (10,000…, which fine-tuning's
+   own evaluations, from 20,000, never play), with the random policy and the expert.
+
+Results go to ``bench/results/finetune.json`` and a table. Every run uses the scenario's spec
+(frame skip, step limit) and the ``rl`` defaults unless ``--set`` says otherwise.
+
+``--bc PATH`` starts from a given cloned checkpoint (e.g. the model ``golem zoo SCENARIO`` trained)
+instead of step 1.
+
+Usage: ``python bench/bench_finetune.py [--scenario basic] [--episodes 20] [--updates 200]
+[--frames 20000] [--seeds 30] [--bc PATH] [--set rl.KEY=VALUE ...] [--no-scratch] [--tag TAG] [--table]``
+(``--tag`` keeps the stored rows and adds this run's as ``SCENARIO (TAG)``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).resolve().parent / "results" / "finetune.json"
+GOLEM = Path(sys.executable).with_name("golem")
+
+
+def golem(args: list[str], root: Path, timeout: float = 7200) -> str:
+    """Run ``golem ARGS --set data.root=ROOT``; its stdout (a failure raises with its stderr)."""
+    proc = subprocess.run(
+        [str(GOLEM), *args, "--set", f"data.root={root}"], capture_output=True, text=True, timeout=timeout
+    )
+    if proc.returncode != 0:
+        raise SystemExit(f"golem {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    return proc.stdout
+
+
+def untrained_like(source: Path, target: Path) -> Path:
+    """An untrained network of ``source``'s architecture, with its data record (scenario, frame skip)."""
+    import torch
+
+    from golem.learning.checkpoints import RESERVED, read_metadata, save_checkpoint
+    from golem.learning.modelspec import ModelSpec
+    from golem.plugins import load_plugins
+
+    registry = load_plugins().registry
+    meta = read_metadata(source)
+    spec = ModelSpec.from_metadata(meta["spec"], registry)
+    torch.manual_seed(0)
+    model = registry.get("models", spec.model).obj(spec)
+    keep = {"data", "training", "scenario"}
+    extra = {k: v for k, v in meta.items() if k in keep and k not in RESERVED}
+    return save_checkpoint(target, model, spec.to_metadata(), extra)
+
+
+def judged(path: Path, root: Path, seeds: int, baselines: bool = False) -> dict[str, Any]:
+    """``golem run evaluate --json`` of ``path`` on ``seeds`` unseen seeds."""
+    args = ["run", "evaluate", "--model", str(path), "-n", str(seeds), "--json"]
+    return json.loads(golem(args + ([] if baselines else ["--no-baselines"]), root))
+
+
+def finetuned(source: Path, root: Path, frames: int, extra: list[str]) -> dict[str, Any]:
+    """``golem rl finetune --json`` from ``source``; its result."""
+    return json.loads(
+        golem(["rl", "finetune", "--model", str(source), "--frames", str(frames), "--json", *extra], root)
+    )
+
+
+def run_scenario(scenario: str, args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
+    started = time.perf_counter()
+    root = tmp / scenario
+    if args.bc:
+        bc = shutil.copy(args.bc, tmp / f"{scenario}-bc.safetensors")
+    else:
+        golem(["run", "record", "--expert", scenario, "-n", str(args.episodes)], root)
+        golem(["run", "train", "--updates", str(args.updates), "--no-tensorboard"], root)
+        bc = shutil.copy(next((root / "models").glob("*/active.safetensors")), tmp / f"{scenario}-bc.safetensors")
+    bc_seconds = time.perf_counter() - started
+    sets = [item for pair in (("--set", s) for s in args.set or []) for item in pair]
+    rows: dict[str, Any] = {}
+    board = judged(Path(bc), root, args.seeds, baselines=True)
+    rows["bc"] = board["policies"]["model"]
+    rows["random"] = board["policies"]["random"]
+    if "expert" in board["policies"]:
+        rows["expert"] = board["policies"]["expert"]
+    runs: dict[str, Any] = {}
+    arms = [("bc_rl", Path(bc), [])]
+    if not args.no_scratch:
+        scratch = untrained_like(Path(bc), tmp / f"{scenario}-scratch.safetensors")
+        arms.append(("scratch", scratch, ["--set", "rl.kl_coef=0"]))
+    for name, source, more in arms:
+        began = time.perf_counter()
+        result = finetuned(source, root, args.frames, [*sets, *more])
+        kept = Path(result["archive"]) if result["archive"] else source
+        last = Path(result["last"]) if result["last"] else kept
+        rows[f"{name}_kept"] = judged(kept, root, args.seeds)["policies"]["model"]
+        rows[f"{name}_last"] = judged(last, root, args.seeds)["policies"]["model"]
+        runs[name] = {
+            "frames": result["frames"],
+            "updates": result["updates"],
+            "seconds": round(time.perf_counter() - began, 1),
+            "kept_update": (result["best"] or {}).get("update"),
+            "evaluations": result["evaluations"],
+            "last_kl_bc": result["history"][-1]["kl_bc"] if result["history"] else None,
+            "frames_per_s_median": sorted(h["frames_per_s"] for h in result["history"])[len(result["history"]) // 2],
+        }
+    rand, expert = rows["random"]["return"]["mean"], (rows.get("expert") or {}).get("return", {}).get("mean")
+    for row in rows.values():
+        mean = row["return"]["mean"]
+        row["normalised"] = (
+            round((mean - rand) / (expert - rand), 4) if expert is not None and abs(expert - rand) > 1e-9 else None
+        )
+    return {
+        "bc_source": "given" if args.bc else "cloned here",
+        "settings": args.set or [],
+        "demonstrations": None if args.bc else args.episodes,
+        "bc_updates": None if args.bc else args.updates,
+        "bc_seconds": round(bc_seconds, 1),
+        "frames": args.frames,
+        "seeds": args.seeds,
+        "policies": rows,
+        "runs": runs,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+
+
+def table(results: dict[str, Any]) -> str:
+    lines = [
+        "| scenario | frames | policy | return (mean ± std) | normalised (random 0, expert 1) |",
+        "|---|---|---|---|---|",
+    ]
+    labels = {
+        "bc": "BC",
+        "bc_rl_kept": "BC + RL (kept by play)",
+        "bc_rl_last": "BC + RL (last weights)",
+        "scratch_kept": "RL from scratch (kept)",
+        "scratch_last": "RL from scratch (last)",
+        "random": "random",
+        "expert": "expert",
+    }
+    for scenario, r in results["scenarios"].items():
+        for key, label in labels.items():
+            row = r["policies"].get(key)
+            if row is None:
+                continue
+            ret = row["return"]
+            norm = "–" if row.get("normalised") is None else f"{row['normalised']:.2f}"
+            frames = r["frames"] if key.startswith(("bc_rl", "scratch")) else "–"
+            lines.append(f"| `{scenario}` | {frames} | {label} | {ret['mean']:.1f} ± {ret['std']:.1f} | {norm} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--scenario", action="append", help="scenario (repeatable; default basic)")
+    parser.add_argument("--episodes", type=int, default=20, help="expert episodes to clone")
+    parser.add_argument("--updates", type=int, default=200, help="BC optimiser steps")
+    parser.add_argument("--frames", type=int, default=20_000, help="environment frames of each fine-tuning")
+    parser.add_argument("--seeds", type=int, default=30, help="unseen evaluation episodes per policy")
+    parser.add_argument("--set", action="append", help="rl.KEY=VALUE for both fine-tunings (repeatable)")
+    parser.add_argument(
+        "--bc", type=Path, help="start from this cloned checkpoint (e.g. a `golem zoo` model) instead of cloning here"
+    )
+    parser.add_argument("--no-scratch", action="store_true", help="skip the RL-from-scratch arm")
+    parser.add_argument(
+        "--tag", help="store the scenario's row as 'SCENARIO (TAG)' beside the stored ones instead of replacing them"
+    )
+    parser.add_argument("--table", action="store_true", help="print the table of the stored results")
+    args = parser.parse_args()
+    if args.bc and len(args.scenario or []) != 1:
+        parser.error("--bc needs exactly one --scenario (the checkpoint's)")
+    if args.table:
+        print(table(json.loads(RESULTS.read_text())))
+        return
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="golem-bench-finetune-") as tmp:
+        scenarios = {
+            (f"{s} ({args.tag})" if args.tag else s): run_scenario(s, args, Path(tmp))
+            for s in args.scenario or ["basic"]
+        }
+    if args.tag and RESULTS.exists():  # beside the stored rows
+        scenarios = {**json.loads(RESULTS.read_text())["scenarios"], **scenarios}
+    results = {
+        "when": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": platform.processor() or platform.machine(),
+        "cpus": os.cpu_count(),
+        "load_average": list(os.getloadavg()),
+        "settings": args.set or [],
+        "scenarios": scenarios,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(results, indent=2) + "\n")
+    print(table(results))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,117 @@
+"""Reward shapers: golem-rl's own (the change of one game variable each), and the weighted sum a run uses.
+
+A shaper (registered through ``register_reward_shapers``) reads game variables just before a
+decision and just after the tics it was held for, and returns an extra reward. ``rl.shapers``
+names the ones a run adds to the scenario's reward, with a weight each:
+``--set 'rl.shapers={kills = 1.0, health = 0.01}'``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from golem.errors import GolemError
+
+if TYPE_CHECKING:
+    from golem.registry import Registry
+    from golem.settings import GolemSettings
+
+
+class VariableChange:
+    """The change of one game variable over a decision: ``after[v] − before[v]``."""
+
+    variable: ClassVar[str] = ""
+
+    def __init__(self, settings: GolemSettings | None = None) -> None:
+        self.variables: tuple[str, ...] = (self.variable,)
+
+    def __call__(self, before: Mapping[str, float], after: Mapping[str, float]) -> float:
+        return float(after[self.variable]) - float(before[self.variable])
+
+
+class Kills(VariableChange):
+    """``kills``: monsters killed by the decision (``KILLCOUNT``)."""
+
+    variable = "KILLCOUNT"
+
+
+class Damage(VariableChange):
+    """``damage``: damage the player dealt (``DAMAGECOUNT``, hit points)."""
+
+    variable = "DAMAGECOUNT"
+
+
+class Health(VariableChange):
+    """``health``: the change of the player's health (``HEALTH``): negative when hurt, positive on a pick-up."""
+
+    variable = "HEALTH"
+
+
+class Ammo(VariableChange):
+    """``ammo``: the change of the pistol's and chaingun's ammunition (``AMMO2``): negative per round fired."""
+
+    variable = "AMMO2"
+
+
+class Items(VariableChange):
+    """``items``: items picked up (``ITEMCOUNT``)."""
+
+    variable = "ITEMCOUNT"
+
+
+#: golem-rl's shapers by name, registered through ``register_reward_shapers``.
+SHAPERS: dict[str, type[VariableChange]] = {
+    "kills": Kills,
+    "damage": Damage,
+    "health": Health,
+    "ammo": Ammo,
+    "items": Items,
+}
+
+
+class Shaping:
+    """The shapers a run selected (``rl.shapers``), weighted and summed; built in each rollout worker.
+
+    Attributes:
+        variables: every game variable the shapers read (``vizdoom.GameVariable`` names), sorted.
+    """
+
+    def __init__(self, weighted: Mapping[str, tuple[float, Any]]) -> None:
+        self._terms = [(name, float(w), shaper) for name, (w, shaper) in weighted.items()]
+        self.variables: tuple[str, ...] = tuple(sorted({v for _, _, s in self._terms for v in s.variables}))
+
+    def __bool__(self) -> bool:
+        return bool(self._terms)
+
+    def __call__(self, before: Mapping[str, float], after: Mapping[str, float]) -> float:
+        """Σ weight · shaper(before, after) over the selected shapers."""
+        return sum(w * float(shaper(before, after)) for _, w, shaper in self._terms)
+
+
+def build_shaping(settings: GolemSettings, registry: Registry, weights: Mapping[str, float]) -> Shaping:
+    """The weighted shapers named in ``weights`` (``rl.shapers``), built with ``settings``.
+
+    Raises:
+        GolemError: an unknown shaper (the known ones listed), or one that reads an unknown game variable.
+    """
+    import vizdoom
+
+    built: dict[str, tuple[float, Any]] = {}
+    for name, weight in weights.items():
+        shaper = registry.get("reward_shapers", name).obj(settings)
+        unknown = [v for v in getattr(shaper, "variables", ()) if not hasattr(vizdoom.GameVariable, str(v))]
+        if unknown:
+            raise GolemError(f"reward shaper {name!r} reads unknown game variable(s) {', '.join(map(str, unknown))}")
+        built[name] = (float(weight), shaper)
+    return Shaping(built)
+
+
+def read_variables(game: Any, names: tuple[str, ...]) -> dict[str, float]:
+    """``{name: value}`` of the game variables ``names`` now (``vizdoom.GameVariable`` names)."""
+    import vizdoom
+
+    return {name: float(game.get_game_variable(getattr(vizdoom.GameVariable, name))) for name in names}
+
+
+__all__ = ["SHAPERS", "Shaping", "VariableChange", "build_shaping", "read_variables"]

@@ -1,0 +1,56 @@
+"""The policy and its value head over segments: the cloned logits, exact KL 0 at the start, the model check."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+from torch import nn
+
+from golem.errors import GolemError
+from golem_rl import bernoulli
+from golem_rl.value import ValueHead, check_model, policy_and_value
+
+
+def segment(model, rows=2, steps=5, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    inputs = {"cam": torch.rand(rows, steps, 3, 8, 8, generator=g)}
+    starts = torch.zeros(rows, steps, dtype=torch.bool)
+    starts[:, 0] = True
+    starts[1, 3] = True
+    spans = torch.ones(rows, steps)
+    return inputs, model.initial_state(rows), starts, spans
+
+
+def test_logits_are_the_models_and_values_start_at_zero(model):
+    inputs, hx, starts, spans = segment(model)
+    head = ValueHead(check_model(model, "tiny"))
+    logits, values, _ = policy_and_value(model, head, inputs, hx, starts, spans)
+    whole, _ = model(inputs, hx)  # no reset inside until step 3 of row 1
+    torch.testing.assert_close(logits[0], whole[0])
+    torch.testing.assert_close(logits[1, :3], whole[1, :3])
+    assert values.shape == (2, 5) and not values.any()
+
+
+def test_kl_to_a_copy_is_exactly_zero_when_both_record_gradients(model):
+    inputs, hx, starts, spans = segment(model)
+    reference = copy.deepcopy(model)
+    head = ValueHead(check_model(model, "tiny"))
+    logits, _, _ = policy_and_value(model, head, inputs, hx, starts, spans)
+    anchor, _, _ = policy_and_value(reference, None, inputs, hx, starts, spans)
+    assert (bernoulli.kl(logits, anchor.detach()) == 0).all()
+
+
+def test_warm_up_keeps_the_value_gradient_out_of_the_policy(model):
+    inputs, hx, starts, spans = segment(model)
+    head = ValueHead(check_model(model, "tiny"))
+    _, values, _ = policy_and_value(model, head, inputs, hx, starts, spans, detach_value=True)
+    (values - 1.0).pow(2).mean().backward()
+    assert all(p.grad is None for p in model.parameters())
+    assert head.linear.weight.grad is not None
+
+
+def test_a_model_without_features_cannot_be_fine_tuned():
+    with pytest.raises(GolemError, match="cannot be fine-tuned"):
+        check_model(nn.Linear(3, 3), "odd")
