@@ -17,7 +17,7 @@ Results go to ``bench/results/finetune.json`` and a table. Every run uses the sc
 instead of step 1.
 
 Usage: ``python bench/bench_finetune.py [--scenario basic] [--episodes 20] [--updates 200]
-[--frames 20000] [--seeds 30] [--bc PATH] [--set rl.KEY=VALUE ...] [--no-scratch] [--tag TAG] [--table]``
+[--frames 20000] [--seeds 30] [--bc PATH] [--set rl.KEY=VALUE ...] [--no-scratch] [--tag TAG] [--table] [--plot]``
 (``--tag`` keeps the stored rows and adds this run's as ``SCENARIO (TAG)``).
 """
 
@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 RESULTS = Path(__file__).resolve().parent / "results" / "finetune.json"
+PICTURE = Path(__file__).resolve().parents[1] / "docs" / "images" / "finetune.png"
 GOLEM = Path(sys.executable).with_name("golem")
 
 
@@ -154,15 +155,59 @@ def table(results: dict[str, Any]) -> str:
         "expert": "expert",
     }
     for scenario, r in results["scenarios"].items():
+        tagged = " (" in scenario  # a run beside another of the same scenario: its baselines are shown there
         for key, label in labels.items():
             row = r["policies"].get(key)
-            if row is None:
+            if row is None or (tagged and key in ("bc", "random", "expert")):
                 continue
             ret = row["return"]
             norm = "–" if row.get("normalised") is None else f"{row['normalised']:.2f}"
             frames = r["frames"] if key.startswith(("bc_rl", "scratch")) else "–"
             lines.append(f"| `{scenario}` | {frames} | {label} | {ret['mean']:.1f} ± {ret['std']:.1f} | {norm} |")
     return "\n".join(lines)
+
+
+def plot(results: dict[str, Any], path: Path = PICTURE) -> Path:
+    """Held-out return against environment frames of every fine-tuning run, one panel per scenario.
+
+    The lines are the runs' own evaluations (20 held-out seeds each, from 20,000); a dot is the kept weights,
+    at the frames they were taken, on the board's unseen seeds; dashed: the cloned model, the expert and the
+    random policy on those seeds.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    groups: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    for key, row in results["scenarios"].items():
+        groups.setdefault(key.split(" (")[0], []).append((key, row))
+    fig, axes = plt.subplots(1, len(groups), figsize=(7 * len(groups), 4), squeeze=False)
+    for ax, (scenario, rows) in zip(axes[0], sorted(groups.items()), strict=True):
+        policies = rows[0][1]["policies"]
+        for name, style in (("expert", "tab:green"), ("bc", "tab:blue"), ("random", "tab:grey")):
+            if name in policies:
+                ax.axhline(policies[name]["return"]["mean"], color=style, ls="--", lw=1, label=f"{name} (unseen seeds)")
+        for key, row in rows:
+            tag = key[len(scenario) :].strip(" ()") or "defaults"
+            for arm, label in (("bc_rl", "BC + RL"), ("scratch", "RL from scratch")):
+                run = row["runs"].get(arm)
+                if not run:
+                    continue
+                xs = [e["frames"] for e in run["evaluations"]]
+                line = ax.plot(xs, [e["mean"] for e in run["evaluations"]], lw=1.2, label=f"{label}, {tag}")[0]
+                kept = row["policies"].get(f"{arm}_kept")
+                at = next((e["frames"] for e in run["evaluations"] if e["update"] == run.get("kept_update")), 0)
+                if kept is not None:  # the kept weights, where they were taken, on the board's unseen seeds
+                    ax.plot([at], [kept["return"]["mean"]], "o", color=line.get_color())
+        ax.set_title(scenario)
+        ax.set_xlabel("environment frames")
+        ax.set_ylabel("return, held-out seeds")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    return path
 
 
 def main() -> None:
@@ -181,7 +226,11 @@ def main() -> None:
         "--tag", help="store the scenario's row as 'SCENARIO (TAG)' beside the stored ones instead of replacing them"
     )
     parser.add_argument("--table", action="store_true", help="print the table of the stored results")
+    parser.add_argument("--plot", action="store_true", help="draw docs/images/finetune.png from the stored results")
     args = parser.parse_args()
+    if args.plot:
+        print(plot(json.loads(RESULTS.read_text())))
+        return
     if args.bc and len(args.scenario or []) != 1:
         parser.error("--bc needs exactly one --scenario (the checkpoint's)")
     if args.table:
