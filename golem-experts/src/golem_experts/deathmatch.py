@@ -18,32 +18,12 @@ from vizdoom import GameVariable
 
 from golem.experts import Expert, base_actor_name
 from golem_experts.geometry import NavGrid, blocking_walls, distance, relative_bearing, turn_deadband, turn_toward
-from golem_experts.privileged import enable_sectors, player_pose
+from golem_experts.privileged import DOOM_MONSTERS, enable_sectors, player_pose
 
 #: Label names of players (people, agents and the engine's bots alike).
 PLAYER_LABELS = ("DoomPlayer", "Player")
 #: Label names of Doom's monsters (cooperative play, the single-player ``deathmatch`` scenario).
-MONSTER_LABELS = (
-    "Zombieman",
-    "ShotgunGuy",
-    "ChaingunGuy",
-    "DoomImp",
-    "Demon",
-    "Spectre",
-    "LostSoul",
-    "Cacodemon",
-    "HellKnight",
-    "BaronOfHell",
-    "Arachnotron",
-    "PainElemental",
-    "Revenant",
-    "Fatso",
-    "Archvile",
-    "SpiderMastermind",
-    "Cyberdemon",
-    "WolfensteinSS",
-    "MarineChainsawVzd",
-)
+MONSTER_LABELS = (*sorted(DOOM_MONSTERS), "MarineChainsawVzd")
 FOES = PLAYER_LABELS + MONSTER_LABELS
 #: Fraction of the screen width around the centre counted as on target.
 AIM_BAND = 0.04

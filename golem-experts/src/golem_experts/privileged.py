@@ -9,6 +9,31 @@ from vizdoom import GameVariable
 
 from golem.experts import base_actor_name
 
+#: Doom 2's monsters by actor name (the names ``state.objects`` and ``state.labels`` carry; a variant's
+#: replacements read back through :func:`golem.experts.base_actor_name`).
+DOOM_MONSTERS = frozenset(
+    {
+        "Zombieman",
+        "ShotgunGuy",
+        "ChaingunGuy",
+        "DoomImp",
+        "Demon",
+        "Spectre",
+        "LostSoul",
+        "Cacodemon",
+        "HellKnight",
+        "BaronOfHell",
+        "Arachnotron",
+        "PainElemental",
+        "Revenant",
+        "Fatso",
+        "Archvile",
+        "SpiderMastermind",
+        "Cyberdemon",
+        "WolfensteinSS",
+    }
+)
+
 
 @dataclass(frozen=True)
 class Pose:

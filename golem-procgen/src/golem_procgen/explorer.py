@@ -39,33 +39,12 @@ from vizdoom import GameVariable
 from golem.errors import GolemError
 from golem.experts import Expert
 from golem_experts.geometry import aim_tolerance, distance, relative_bearing, turn_toward
-from golem_experts.privileged import enable_objects, enable_sectors, player_pose
+from golem_experts.privileged import DOOM_MONSTERS, enable_objects, enable_sectors, player_pose
 from golem_procgen.navigation import NONE, Goal, NavMap, Step, Tokens, sidecar_path
 from golem_procgen.specials import COLOURS, KEY_ACTORS
 
-#: Doom 2's monsters by actor name (the builtin generator places the first six).
-MONSTERS = frozenset(
-    {
-        "Zombieman",
-        "ShotgunGuy",
-        "DoomImp",
-        "Demon",
-        "Cacodemon",
-        "HellKnight",
-        "ChaingunGuy",
-        "Spectre",
-        "LostSoul",
-        "BaronOfHell",
-        "Arachnotron",
-        "PainElemental",
-        "Revenant",
-        "Fatso",
-        "Archvile",
-        "SpiderMastermind",
-        "Cyberdemon",
-        "WolfensteinSS",
-    }
-)
+#: The monsters the explorer fights (Doom 2's, by actor name).
+MONSTERS = DOOM_MONSTERS
 #: How much sooner a monster is fought than its distance alone says: the hitscanners hurt most at a distance.
 THREAT: dict[str, float] = {"ChaingunGuy": 3.0, "ShotgunGuy": 2.5, "WolfensteinSS": 2.0, "Zombieman": 1.5}
 #: Weapons by the game variable that says whether the player holds one of their slot.

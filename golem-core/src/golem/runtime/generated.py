@@ -176,15 +176,13 @@ def build_world(
     if wad.is_file() and cfg.is_file():
         validate_wad(wad)  # a corrupt map left by an earlier run fails here with one line
         scenario = cfg
-        params = config.get("params", config)
     else:
         info = builder.build(config, seed, wad)
         scenario = _field(info, "config") or _field(info, "path")
-        params = config.get("params", config)
     return GeneratedMap(
         scenario=str(scenario),
         seed=int(seed),
-        params=dict(params),
+        params=dict(config.get("params", config)),
         generator=plan.generator,
         phase=plan.phase,
         config_sha256=digest,

@@ -302,7 +302,7 @@ def check_world_expert(plan: RecordPlan, registry: Registry, world: GeneratedMap
         elif getattr(cls, "procedural", False):
             what, hint = (
                 "generated maps",
-                "its maps have no navigation sidecar (the explorer plays the builtin generator's maps)",
+                "its maps have no navigation sidecar (`golem procgen nav WAD` builds one from a map)",
             )
         else:
             what, hint = "generated maps", "use --expert explorer"
