@@ -1,4 +1,5 @@
-"""Is the dream as deadly as the real game? Fixed policies in both, for one trained world-model run.
+"""Is the dream as deadly as the real game? Fixed policies in both, for one trained world-model run
+(:mod:`golem_worldmodel.calibration`, the figures ``golem dream iterate`` gates on).
 
 CMA-ES maximises survival *in the dream*; a controller is only as good as the
 dream is honest. For a run folder (``golem dream collect … train-rnn``) this
@@ -37,50 +38,21 @@ import json
 import platform
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
-import numpy as np
 import torch
 from rich.console import Console
 from rich.table import Table
 
 from golem.logs import configure_logging
 from golem.settings import GolemSettings
-from golem_worldmodel.dream_env import DreamEnv, StartPool, dream_returns
+from golem_worldmodel.calibration import calibrate, death_head
 from golem_worldmodel.evolution import load_controller
-from golem_worldmodel.latents import Latents, load_latents
-from golem_worldmodel.mdnrnn import MDNRNN
+from golem_worldmodel.latents import load_latents
 from golem_worldmodel.paths import RunPaths
 from golem_worldmodel.presets import Preset
-from golem_worldmodel.real_runner import play_real
 from golem_worldmodel.training import load_ensemble, load_rnn, load_vae
 
 RESULTS = Path(__file__).resolve().parent / "results" / "dream_calibration.json"
-FIXED = {"noop": 0, "left": 1, "right": 2}
-
-
-def death_head(rnn: MDNRNN, latents: Latents) -> dict[str, float]:
-    """Teacher-forced death head on every collected episode that ends in a death."""
-    at_death, false_pos, lead = [], [], []
-    with torch.no_grad():
-        for e in range(latents.n_episodes):
-            ep = latents.episode(e)
-            done = ep["done"].astype(bool)
-            if not done.any():
-                continue
-            heads, _ = rnn(torch.from_numpy(ep["mu"])[None].float(), torch.from_numpy(ep["actions"])[None])
-            p = torch.sigmoid(heads["done_logit"][0]).numpy()
-            at_death.append(float(p[done].max()))
-            false_pos.append(float((p[~done] > 0.5).mean()))
-            fired = np.flatnonzero(p > 0.5)
-            lead.append(float(len(p) - 1 - fired[0]) if len(fired) else -1.0)
-    lead_arr = np.asarray(lead)
-    return {
-        "deaths": len(at_death),
-        "fires_on_death_step": float(np.mean(np.asarray(at_death) > 0.5)),
-        "false_positive_rate": float(np.mean(false_pos)),
-        "median_steps_ahead": float(np.median(lead_arr[lead_arr >= 0])) if (lead_arr >= 0).any() else float("nan"),
-    }
 
 
 def main() -> None:
@@ -115,62 +87,23 @@ def main() -> None:
     vae, rnn = load_vae(paths.vae), load_rnn(paths.rnn)
     members, _ = load_ensemble(paths, preset.rnn_members)
     latents, _ = load_latents(paths.latents)
-    pool = StartPool.from_latents(latents, preset.warmup)
-    env = DreamEnv(
+    controller = load_controller(paths.controller, "mean")[0] if paths.controller.is_file() else None
+    rows = calibrate(
+        GolemSettings(),
+        preset_scenario(args.run),
+        preset,
+        vae,
         rnn,
-        pool,
-        args.dreams,
-        temperature=preset.temperature,
-        reward_mode="survival",
-        termination=preset.termination,
-        max_steps=preset.dream_steps,
-        autoreset=False,
-        members=members,
-        death=preset.ensemble_death,
+        members,
+        latents,
+        controller,
+        dreams=args.dreams,
+        episodes=args.episodes,
+        real=args.real,
     )
-    episodes, _ = pool.sample(args.dreams, np.random.default_rng(1))
-    starts = (episodes, np.full(args.dreams, preset.warmup))
-
-    policies: dict[str, tuple[Any, Any]] = {}
-    for name, k in FIXED.items():
-        policies[name] = (
-            lambda obs, rows, k=k: torch.full((len(rows),), k, dtype=torch.long),
-            lambda obs, k=k: torch.full((obs.shape[0],), k, dtype=torch.long),
-        )
-    policies["random"] = (lambda obs, rows: torch.randint(0, 3, (len(rows),)), None)
-    if paths.controller.is_file():
-        controller, _ = load_controller(paths.controller, "mean")
-        policies["controller"] = (lambda obs, rows: controller(obs), controller)
-
-    rows: dict[str, Any] = {}
-    settings = GolemSettings()
-    scenario = preset_scenario(args.run)
-    for name, (dream_policy, real_policy) in policies.items():
-        torch.manual_seed(0)
-        dream = dream_returns(env, dream_policy, starts, seed=0)["steps"] + preset.warmup
-        real = np.asarray([np.nan])
-        if args.real:
-            real = np.asarray(
-                play_real(
-                    settings,
-                    vae,
-                    rnn,
-                    real_policy,
-                    args.episodes,
-                    scenario,
-                    seed=60_000,
-                    max_steps=preset.max_steps,
-                    screen_flashes=preset.screen_flashes,
-                )["survival"],
-                np.float64,
-            )
-        rows[name] = {
-            "dream": [float(dream.mean()), float(dream.std())],
-            "real": [float(real.mean()), float(real.std())],
-            "ratio": float(dream.mean() / real.mean()),
-        }
+    for name, r in rows.items():
         console.print(
-            f"{name}: dream {dream.mean():.0f} ± {dream.std():.0f}, real {real.mean():.0f} ± {real.std():.0f}"
+            f"{name}: dream {r['dream'][0]:.0f} ± {r['dream'][1]:.0f}, real {r['real'][0]:.0f} ± {r['real'][1]:.0f}"
         )
     head = death_head(rnn.eval(), latents)
 

@@ -67,3 +67,28 @@ def test_population_acts_candidate_major(rnn):
 def test_steering_thresholds():
     s = torch.tensor([-0.9, -0.2, 0.0, 0.2, 0.9])
     assert steer_to_action(s).tolist() == [1, 0, 0, 0, 2]
+
+
+def test_the_gate_wants_every_held_action_and_the_controller_within_the_bound():
+    from golem_worldmodel.calibration import honest
+
+    def rows(**ratios: float) -> dict:
+        return {k: {"dream": [0.0, 0.0], "real": [0.0, 0.0], "ratio": v} for k, v in ratios.items()}
+
+    assert honest(rows(noop=1.2, left=0.8, right=1.5, controller=1.0, random=9.0))  # random is not gated
+    assert not honest(rows(noop=1.2, left=0.8, right=1.6, controller=1.0))  # a held action the dream overrates
+    assert not honest(rows(noop=1.0, left=1.0, right=1.0, controller=0.6))  # 1 / 0.6 > 1.5: too harsh as well
+    assert not honest(rows(noop=1.0, left=float("nan"), right=1.0))
+    assert not honest({})
+    assert honest(rows(noop=1.9, left=1.0, right=1.0), bound=2.0)
+
+
+def test_a_round_is_kept_only_when_not_worse_than_the_last_kept_one():
+    from golem_worldmodel.rounds import keeps
+
+    assert keeps([], 10.0)  # round 0
+    history = [{"kept": True, "real_mean": 500.0}, {"kept": False, "real_mean": 300.0}]
+    assert not keeps(history, 499.0)
+    assert keeps(history, 500.0)  # compared with the last *kept* round, not the last round
+    assert keeps(history + [{"kept": True, "real_mean": 700.0}], 700.0)
+    assert not keeps(history + [{"kept": True, "real_mean": 700.0}], 650.0)

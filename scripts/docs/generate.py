@@ -975,6 +975,7 @@ TABLES: dict[str, Callable[[Results], str]] = {
     "tune-engines": tune_engines,
     "dream-speed": dream_speed,
     "dream-calibration": dream_calibration,
+    "dream-rounds": bench_table("dream_rounds"),
     "dream-controllers": dream_controllers,
     "dream-controllers-latest": lambda results: dream_controllers(results, latest_only=True),
     "latency": latency,
@@ -1132,6 +1133,13 @@ BENCHMARK_SECTIONS = [
         "Survival in tics of fixed policies in a trained run's "
         "dream against the real engine, and the death head teacher-forced on the collected episodes.",
         "dream-calibration",
+    ),
+    (
+        "World model: iterative rounds",
+        "bench_dream_rounds.py",
+        "`golem dream iterate` per training seed: what each round's controller survives in the real engine "
+        "(its check) and in its own dream, the dream's calibration, and the kept controller on 100 unseen episodes.",
+        "dream-rounds",
     ),
     (
         "Dream-trained controllers",

@@ -1,5 +1,5 @@
-"""The ``procgen`` plugin: the ``builtin``, ``oblige`` and ``vary`` map generators, the ``explorer`` expert,
-``golem procgen …``."""
+"""The ``procgen`` plugin: the ``builtin``, ``oblige`` and ``vary`` map generators, the ``explorer`` expert, the
+``balanced`` sampler, ``golem procgen …``."""
 
 from __future__ import annotations
 
@@ -25,6 +25,13 @@ def register_experts(register) -> None:
     from golem_procgen.explorer import ExplorerExpert
 
     register("explorer", ExplorerExpert)
+
+
+@hookimpl
+def register_samplers(register) -> None:
+    from golem_procgen.balanced import BalancedSampler, BalancedSettings
+
+    register("balanced", BalancedSampler, settings=BalancedSettings)
 
 
 @hookimpl

@@ -37,6 +37,8 @@ log = structlog.get_logger("golem_worldmodel.collect")
 TAG = "wm-random"
 #: Second tag of the probe episodes (long holds); they carry :data:`TAG` too, so M trains on them.
 PROBE_TAG = "wm-probe"
+#: The episodes of ``golem dream iterate``'s rounds (:mod:`golem_worldmodel.explore`) carry this tag too.
+ROUND_TAG = "wm-controller"
 EXPERT_NAME = "random-hold"
 
 
@@ -49,7 +51,50 @@ class RandomHoldSettings(ComponentSettings):
     screen_flashes: bool = Field(False, description="render the red damage flash (take_cover's config turns it off)")
 
 
-class RandomHoldPolicy(Expert):
+class RandomHolds:
+    """Uniformly random discrete actions, each held ``hold_min..hold_max`` tics, for an expert to play.
+
+    The generator is seeded from the engine's episode seed on the first tic, so an
+    episode is reproducible from its stored seed; ``screen_flashes`` renders the
+    damage flash (configured before ``init()``).
+    """
+
+    hold_min: int
+    hold_max: int
+    screen_flashes: bool
+    #: Chance per tic, when no action is held, that a new one is drawn (1: always).
+    chance: float = 1.0
+
+    def _holds(self, hold_min: int, hold_max: int, screen_flashes: bool, chance: float = 1.0) -> None:
+        self.hold_min, self.hold_max = hold_min, max(hold_min, hold_max)
+        self.screen_flashes, self.chance = screen_flashes, chance
+        self._rng: np.random.Generator | None = None
+        self._left = 0
+        self._action = 0
+
+    def configure(self, game: Any) -> None:
+        if self.screen_flashes:
+            game.set_render_screen_flashes(True)
+
+    def reset(self, game: Any) -> None:
+        self._rng = None
+        self._left = 0
+
+    def held(self, game: Any) -> int | None:
+        """This tic's random action: the one being held, else (with probability :attr:`chance`) a new one held
+        from now; ``None``: no random action this tic."""
+        if self._rng is None:
+            self._rng = np.random.default_rng(int(game.get_seed()))
+        if self._left <= 0 and (self.chance >= 1.0 or self._rng.random() < self.chance):
+            self._action = int(self._rng.integers(0, N_ACTIONS))
+            self._left = int(self._rng.integers(self.hold_min, self.hold_max + 1))
+        if self._left <= 0:
+            return None
+        self._left -= 1
+        return self._action
+
+
+class RandomHoldPolicy(RandomHolds, Expert):
     """Uniform random discrete action (noop / left / right), held for ``hold_min..hold_max`` tics.
 
     Seeded from the engine's episode seed on the first tic, so an episode is
@@ -63,40 +108,29 @@ class RandomHoldPolicy(Expert):
     def __init__(self, action_names: Sequence[str], settings: GolemSettings | None = None) -> None:
         super().__init__(action_names, settings)
         hold = section(self.settings, RandomHoldSettings)
-        self.hold_min, self.hold_max = hold.hold_min, max(hold.hold_min, hold.hold_max)
-        self.screen_flashes = hold.screen_flashes
+        self._holds(hold.hold_min, hold.hold_max, hold.screen_flashes)
         self.table = button_table(action_names)
-        self._rng: np.random.Generator | None = None
-        self._left = 0
-        self._action = 0
-
-    def configure(self, game: Any) -> None:
-        if self.screen_flashes:
-            game.set_render_screen_flashes(True)
-
-    def reset(self, game: Any) -> None:
-        self._rng = None
-        self._left = 0
 
     def act(self, game: Any, state: Any) -> list[int]:
-        if self._rng is None:
-            self._rng = np.random.default_rng(int(game.get_seed()))
-        if self._left <= 0:
-            self._action = int(self._rng.integers(0, N_ACTIONS))
-            self._left = int(self._rng.integers(self.hold_min, self.hold_max + 1))
-        self._left -= 1
-        return [int(b) for b in self.table[self._action]]
+        action = self.held(game)
+        assert action is not None  # chance 1: an action is always held
+        return [int(b) for b in self.table[action]]
 
 
 def collected(store: TrajectoryStore, scenario: str, min_length: int = 1, probes: bool = False) -> tuple[int, int]:
     """``(episodes of at least min_length steps, largest seed)`` of this pipeline's rollouts of ``scenario`` in
     ``store``.
 
-    ``probes`` counts the probe episodes instead of the random ones; the largest seed is over both.
+    ``probes`` counts the probe episodes instead of the random ones; the largest seed is over both. Episodes an
+    iterative round's controller played (:data:`ROUND_TAG`) count toward neither.
     """
     infos = [i for i in store.episodes() if TAG in i.meta.tags and i.meta.scenario == scenario]
     seeds = [int(i.meta.seed) for i in infos if i.meta.seed is not None]
-    infos = [i for i in infos if i.length >= min_length and (PROBE_TAG in i.meta.tags) == probes]
+    infos = [
+        i
+        for i in infos
+        if i.length >= min_length and (PROBE_TAG in i.meta.tags) == probes and ROUND_TAG not in i.meta.tags
+    ]
     return len(infos), (max(seeds) if seeds else -1)
 
 

@@ -2,6 +2,9 @@
 
     collect → train-vae → train-rnn → train-controller → evaluate → render
 
+``iterate`` runs the first four, then rounds of collecting with the evolved
+controller, refitting V and M and re-evolving (:mod:`golem_worldmodel.rounds`).
+
 Every stage writes one file in the run folder (``--run``, default
 ``<data.root>/dream/<scenario>``) and skips or continues from what is there.
 The preset is fixed when the run folder is created (``preset.json``);
@@ -17,16 +20,12 @@ from typing import Annotated, Any, Optional
 import numpy as np
 import structlog
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from golem.atomic import atomic_write
-from golem.errors import GolemError
 from golem.learning.checkpoints import read_metadata
-from golem.settings import GolemSettings
-from golem_worldmodel.paths import RunPaths
-from golem_worldmodel.presets import PRESETS, Preset, preset_from_settings
+from golem_worldmodel import stages
+from golem_worldmodel.context import Context
+from golem_worldmodel.presets import PRESETS
 
 log = structlog.get_logger("golem_worldmodel.commands")
 
@@ -52,114 +51,6 @@ SetOpt = Annotated[
 ]
 
 
-# --- shared plumbing ---------------------------------------------------------
-
-
-class Context:
-    """What every stage needs: settings, run paths, the preset, consoles."""
-
-    def __init__(
-        self,
-        ctx: typer.Context,
-        run: Path | None,
-        preset: str | None,
-        scenario: str,
-        set_: list[str] | None,
-        threads: int = 1,
-        *,
-        creates: bool = False,
-        **overrides: Any,
-    ) -> None:
-        """``creates``: this stage may start a new run folder (``collect``, ``train-vae``); the others read
-        an existing one, so a missing run changes nothing on disk before their one-line error."""
-        import torch
-
-        torch.set_num_threads(threads)
-        root = ctx.find_root().obj
-        self.err: Console = getattr(root, "err", Console(stderr=True))
-        self.out: Console = getattr(root, "out", Console())
-        self.registry = root.host.registry
-        self.settings: GolemSettings = root.resolve(set_=set_, flags={"game.scenario": scenario}).settings
-        self.scenario = scenario
-        self.paths = RunPaths(run if run is not None else self.settings.data.root / "dream" / scenario)
-        if self.paths.root.exists() and not self.paths.root.is_dir():
-            raise GolemError(f"--run {self.paths.root} is a file, not a run folder")
-        self.preset = preset_from_settings(self.settings, preset, self._stored(preset), **overrides)
-        if creates or self.paths.root.is_dir():
-            self._save_preset()
-
-    def _stored(self, name: str | None) -> Preset | None:
-        """The preset this run folder was started with, if any (a different ``--preset`` is an error)."""
-        saved = self.paths.root / "preset.json"
-        if not saved.is_file():
-            return None
-        stored = Preset.from_dict(json.loads(saved.read_text()))
-        if name is not None and name != stored.name:
-            raise GolemError(
-                f"run {self.paths.root} uses preset {stored.name!r}, not {name!r}; use another --run folder"
-            )
-        return stored
-
-    def _save_preset(self) -> None:
-        """A new run folder records its preset (with the settings' overrides, not a command's own options)."""
-        saved = self.paths.root / "preset.json"
-        if saved.is_file():
-            return
-        base = preset_from_settings(self.settings, self.preset.name)
-        try:
-            self.paths.root.mkdir(parents=True, exist_ok=True)
-            with atomic_write(saved) as fh:
-                fh.write(json.dumps(base.to_dict(), indent=2).encode())
-        except OSError as exc:
-            raise GolemError(f"cannot write the run folder {self.paths.root}: {exc.strerror or exc}") from None
-
-    def progress(self, what: str) -> Progress:
-        return Progress(
-            TextColumn(f"[bold]{what}[/bold] {{task.description}}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[info]}"),
-            TimeElapsedColumn(),
-            TimeRemainingColumn(),
-            console=self.err,
-        )
-
-    def require(self, path: Path, stage: str) -> None:
-        if not path.is_file():
-            raise GolemError(f"{path} does not exist; run `golem dream {stage} --run {self.paths.root}` first")
-
-
-def _fmt(metrics: dict[str, float]) -> str:
-    return "  ".join(f"{k} {v:.4g}" for k, v in metrics.items())
-
-
-def _epoch_hooks(progress: Progress, total_epochs: int):
-    task = progress.add_task("", total=1, info="")
-
-    def start(epoch: int, n_batches: int) -> None:
-        progress.reset(task, total=n_batches, description=f"epoch {epoch + 1}/{total_epochs}", info="")
-
-    def batch(done: int, total: int, metrics: dict[str, float]) -> None:
-        progress.update(task, completed=done, info=_fmt(metrics))
-
-    return start, batch
-
-
-def _models(c: Context):
-    from golem_worldmodel.training import load_rnn, load_vae
-
-    c.require(c.paths.vae, "train-vae")
-    c.require(c.paths.rnn, "train-rnn")
-    return load_vae(c.paths.vae), load_rnn(c.paths.rnn)
-
-
-def _members(c: Context) -> tuple[list[Any], str]:
-    """The ensemble's further MDN-RNNs (members ``1 … rnn_members − 1``) and one digest naming all members."""
-    from golem_worldmodel.training import load_ensemble
-
-    return load_ensemble(c.paths, c.preset.rnn_members)
-
-
 # --- stages ------------------------------------------------------------------
 
 
@@ -179,19 +70,8 @@ def collect_command(
 ) -> None:
     """Random rollouts (an action held 1–10 tics), then the preset's probe episodes (held 50–300 tics), into the \
 run's store; episodes < 100 steps dropped."""
-    from golem_worldmodel.collect import collect
-
     c = Context(ctx, run, preset, scenario, set_, threads, creates=True, episodes=episodes, workers=workers)
-    with c.progress("collect") as progress:
-        task = progress.add_task(scenario, total=c.preset.episodes + c.preset.probe_episodes, info="")
-        dropped = 0
-
-        def on_episode(kept: int, episode: Any) -> None:
-            nonlocal dropped
-            dropped += episode is None
-            progress.update(task, completed=kept, info=f"dropped {dropped}")
-
-        out = collect(c.settings, c.registry, c.paths.store, c.preset, scenario, seed, on_episode=on_episode)
+    out = stages.collect_random(c, seed)
     c.out.print(
         f"collected {out['kept']} episodes ({out['existing']} already there, {out['dropped']} dropped as shorter than "
         f"{c.preset.min_length} steps) → {c.paths.store}"
@@ -210,48 +90,9 @@ def train_vae_command(
     set_: SetOpt = None,
 ) -> None:
     """Train the convolutional VAE on the collected 64×64 frames (continues from its checkpoint)."""
-    from golem_worldmodel.training import train_vae
-
     c = Context(ctx, run, preset, scenario, set_, threads, creates=True, vae_epochs=epochs)
-    if not (c.paths.store / "data.mdb").is_file():
-        raise GolemError(f"no trajectory store in {c.paths.root}; run `golem dream collect --run {c.paths.root}` first")
-    with c.progress("train-vae") as progress:
-        start, batch = _epoch_hooks(progress, c.preset.vae_epochs)
-        out = train_vae(c.paths.vae, c.paths.store, c.preset, scenario, seed, start, batch)
+    out = stages.train_vae(c, seed)
     c.out.print(f"VAE: {out['epochs']} epoch(s){' (already trained)' if out.get('skipped') else ''} → {c.paths.vae}")
-
-
-def _ensure_latents(c: Context):
-    """Encode the store with the current VAE unless ``latents.safetensors`` already holds its episodes under that VAE.
-
-    Episodes collected since (``collect --episodes`` raised) are encoded with the rest; M then trains on all of them.
-    """
-    from golem.data.store import TrajectoryStore
-    from golem_worldmodel.latents import encode_store, load_latents, save_latents, store_episodes
-    from golem_worldmodel.training import load_vae
-
-    c.require(c.paths.vae, "train-vae")
-    vae_sha = read_metadata(c.paths.vae)["sha256"]
-    if c.paths.latents.is_file():
-        latents, meta = load_latents(c.paths.latents)
-        with TrajectoryStore.open(c.paths.store) as store:
-            ids = [i.id for i in store_episodes(store, c.scenario)]
-        if meta.get("vae_sha256") == vae_sha and latents.episode_ids == ids:
-            return latents
-        log.info(
-            "dream.latents.stale",
-            reason="the VAE changed"
-            if meta.get("vae_sha256") != vae_sha
-            else f"the store holds {len(ids)} episodes, the latents {len(latents.episode_ids)}",
-        )
-    vae = load_vae(c.paths.vae)
-    with c.progress("encode") as progress:
-        task = progress.add_task("frames → mu, logvar", total=None, info="")
-        latents = encode_store(
-            vae, c.paths.store, c.scenario, on_episode=lambda d, t: progress.update(task, completed=d, total=t)
-        )
-    save_latents(c.paths.latents, latents, vae_sha, c.scenario)
-    return latents
 
 
 @app.command("train-rnn")
@@ -267,40 +108,10 @@ def train_rnn_command(
 ) -> None:
     """Encode the frames (mu, logvar per frame), then train the MDN-RNN on sampled latents \
 (dream.rnn_members of them)."""
-    from golem_worldmodel.training import train_rnn
-
     c = Context(ctx, run, preset, scenario, set_, threads, rnn_epochs=epochs)
-    latents = _ensure_latents(c)
-    vae_sha = read_metadata(c.paths.vae)["sha256"]
-    for i in range(c.preset.rnn_members):
+    for i, out in enumerate(stages.train_rnn(c, seed)):
         path = c.paths.member(i)
-        with c.progress(
-            "train-rnn" + (f" {i + 1}/{c.preset.rnn_members}" if c.preset.rnn_members > 1 else "")
-        ) as progress:
-            start, batch = _epoch_hooks(progress, c.preset.rnn_epochs)
-            out = train_rnn(path, latents, c.preset, seed + i, start, batch, vae_sha256=vae_sha)
         c.out.print(f"MDN-RNN: {out['epochs']} epoch(s){' (already trained)' if out.get('skipped') else ''} → {path}")
-
-
-def _real_scorer(c: Context, vae: Any, rnn: Any, episodes: int, seed: int):
-    from golem_worldmodel.controller import LinearController
-    from golem_worldmodel.real_runner import play_real
-
-    def score(params: np.ndarray) -> list[int]:
-        policy = LinearController(params, rnn.z_dim, rnn.hidden)
-        return play_real(
-            c.settings,
-            vae,
-            rnn,
-            policy,
-            episodes,
-            c.scenario,
-            seed=seed,
-            max_steps=c.preset.max_steps,
-            screen_flashes=c.preset.screen_flashes,
-        )["survival"]
-
-    return score
 
 
 @app.command("train-controller")
@@ -330,10 +141,6 @@ def train_controller_command(
 ) -> None:
     """Evolve the linear controller with CMA-ES inside the dream; the best is checked in the real engine \
 every k generations."""
-    from golem_worldmodel.dream_env import StartPool
-    from golem_worldmodel.evolution import train_controller
-    from golem_worldmodel.latents import load_latents
-
     c = Context(
         ctx,
         run,
@@ -349,43 +156,110 @@ every k generations."""
         real_every=real_every,
         termination=termination,
     )
-    vae, rnn = _models(c)
-    members, digest = _members(c)
-    c.require(c.paths.latents, "train-rnn")
-    latents, _ = load_latents(c.paths.latents)
-    pool = StartPool.from_latents(latents, c.preset.warmup)
-    scorer = _real_scorer(c, vae, rnn, c.preset.real_episodes, seed=50_000) if c.preset.real_every else None
-    with c.progress("train-controller") as progress:
-        task = progress.add_task("generations", total=c.preset.generations, info="")
-        last_real = [float("nan")]
-
-        def on_generation(gen: int, rec: dict[str, Any]) -> None:
-            last_real[0] = rec.get("real_mean", last_real[0])
-            progress.update(
-                task,
-                completed=gen,
-                info=f"dream: population {rec['dream_mean']:.0f} max {rec['dream_max']:.0f} "
-                f"CMA mean {rec['dream_of_mean']:.0f}  real {last_real[0]:.0f}  σ {rec['sigma']:.3f}",
-            )
-
-        out = train_controller(
-            c.paths.controller,
-            c.paths.controller_log,
-            rnn,
-            pool,
-            c.preset,
-            seed,
-            scorer,
-            on_generation,
-            rnn_sha256=digest,
-            members=members,
-        )
+    out = stages.train_controller(c, seed)
     c.out.print(
         f"controller: {out.get('generation', out.get('generations'))} generation(s), dream score of the CMA-ES mean "
         f"{out.get('dream_of_mean') or float('nan'):.1f}"
         + (f", real {out['real_mean']:.1f} over {out['real_episodes']} episode(s)" if "real_mean" in out else "")
         + f" → {c.paths.controller}"
     )
+
+
+@app.command("iterate")
+def iterate_command(
+    ctx: typer.Context,
+    run: RunOpt = None,
+    preset: PresetOpt = None,
+    scenario: ScenarioOpt = "take_cover",
+    seed: SeedOpt = 0,
+    rounds: Annotated[
+        Optional[int],
+        typer.Option("--rounds", "-k", min=0, max=100, help="Rounds after the first pipeline (default: dream.rounds)."),
+    ] = None,
+    stop_when_honest: Annotated[
+        Optional[bool],
+        typer.Option(
+            "--stop-when-honest/--all-rounds",
+            help="Stop once the dream is honest, or run every round (default: dream.stop_when_honest).",
+        ),
+    ] = None,
+    threads: ThreadsOpt = 1,
+    set_: SetOpt = None,
+) -> None:
+    """The pipeline, then rounds of: collect with the kept controller (plus ε-random holds), fine-tune V and M \
+on all data, re-evolve from the kept controller, check it for real and calibrate the dream.
+
+    Stops once the dream is honest (held actions and controller within dream.honest_ratio× of the engine).
+    Resumable; every round is one entry of <run>/rounds.json.
+    """
+    from golem_worldmodel.rounds import iterate, load_rounds
+
+    c = Context(
+        ctx,
+        run,
+        preset,
+        scenario,
+        set_,
+        threads,
+        creates=True,
+        check=lambda p: load_rounds(p.rounds),
+        rounds=rounds,
+        stop_when_honest=stop_when_honest,
+    )
+    records = iterate(c, c.preset.rounds, seed, on_round=lambda rec: _print_round(c, rec))
+    _print_rounds(c, records)
+
+
+def _round_cells(rec: dict[str, Any]) -> list[str]:
+    cal = rec["calibration"]
+    ratios = " / ".join(f"{cal[k]['ratio']:.1f}" if k in cal else "—" for k in ("noop", "left", "right"))
+    added = rec.get("added", {})
+    return [
+        str(rec["round"]),
+        f"{added.get('episodes', 0)} / {added.get('frames', 0):,}",
+        f"{rec['rnn_epochs']}",
+        f"{rec.get('generations') or 0}",
+        f"{cal['controller']['dream'][0]:.0f}" if "controller" in cal else "—",
+        f"{rec['real_mean']:.0f} ± {rec['real_se']:.0f}",
+        f"{cal['controller']['ratio']:.2f}×" if "controller" in cal else "—",
+        ratios,
+        "yes" if rec["honest"] else "no",
+        "yes" if rec["kept"] else "no",
+        f"{sum(rec.get('seconds', {}).values()) / 60:.1f}",
+    ]
+
+
+def _print_round(c: Context, rec: dict[str, Any]) -> None:
+    cal = rec["calibration"]
+    c.out.print(
+        f"round {rec['round']}: real {rec['real_mean']:.0f} ± {rec['real_se']:.0f} tics over {rec['real_episodes']} "
+        f"episodes, dream ÷ real: "
+        + ", ".join(f"{k} {v['ratio']:.2f}×" for k, v in cal.items())
+        + f"; {'kept' if rec['kept'] else 'not kept (worse than the last kept)'}"
+        + ("; the dream is honest" if rec["honest"] else "")
+    )
+
+
+def _print_rounds(c: Context, records: list[dict[str, Any]]) -> None:
+    table = Table(title=f"{c.scenario}: rounds of {c.paths.root} (survival in tics)")
+    for col in (
+        "round",
+        "added: episodes / frames",
+        "M epochs",
+        "generations",
+        "dream",
+        "real ± s.e.",
+        "dream ÷ real",
+        "held: still / left / right",
+        "honest",
+        "kept",
+        "min",
+    ):
+        table.add_column(col, justify="right")
+    for rec in records:
+        table.add_row(*_round_cells(rec))
+    c.out.print(table)
+    c.out.print(f"kept controller → {c.paths.controller}; `golem dream evaluate --run {c.paths.root}` plays it")
 
 
 @app.command("evaluate")
@@ -415,7 +289,7 @@ def evaluate_command(
     from golem_worldmodel.real_runner import play_real
 
     c = Context(ctx, run, preset, scenario, set_, threads, eval_episodes=episodes)
-    vae, rnn = _models(c)
+    vae, rnn = stages.models(c)
     c.require(c.paths.controller, "train-controller")
     policy, meta = load_controller(c.paths.controller, which)
     sha = read_metadata(c.paths.controller)["sha256"]
@@ -518,8 +392,8 @@ def render_command(
     from golem_worldmodel.render import decode_latents, side_by_side, write_gif
 
     c = Context(ctx, run, preset, scenario, set_, threads)
-    vae, rnn = _models(c)
-    members, _ = _members(c)
+    vae, rnn = stages.models(c)
+    members, _ = stages.members(c)
     c.require(c.paths.controller, "train-controller")
     c.require(c.paths.latents, "train-rnn")
     policy, _ = load_controller(c.paths.controller, "mean")

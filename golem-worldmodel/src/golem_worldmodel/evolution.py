@@ -70,8 +70,12 @@ def train_controller(
     on_generation: OnGeneration | None = None,
     rnn_sha256: str | None = None,
     members: Sequence[MDNRNN] = (),
+    init: np.ndarray | None = None,
 ) -> dict[str, Any]:
     """Evolve (or continue evolving) the controller to ``preset.generations`` generations.
+
+    ``init``: the mean a fresh search starts from (``[Z + H + 1]``; default zeros) — an iterative round starts from
+    the controller it kept, with the preset's ``sigma0``.
 
     ``members``: the rest of an MDN-RNN ensemble (``rnn`` is member 0; the
     dream dies as ``preset.ensemble_death`` says). A checkpoint evolved in
@@ -95,6 +99,12 @@ def train_controller(
         log.info("dream.cmaes.skip", generations=done)
         return {"generations": done, "skipped": True, "dream_of_mean": prog.get("dream_of_mean")}
     mean, sigma = np.zeros(D), preset.sigma0
+    if init is not None:
+        if np.shape(init) != (D,):
+            from golem.errors import GolemError
+
+            raise GolemError(f"the controller to start from has {np.shape(init)} parameters, this dream needs ({D},)")
+        mean = np.asarray(init, np.float64).copy()
     if path.is_file():
         state, meta, _ = load_part(path, "controller")
         mean, sigma = state["mean"].double().numpy(), float(prog.get("sigma", preset.sigma0))

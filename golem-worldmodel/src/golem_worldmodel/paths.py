@@ -47,3 +47,17 @@ class RunPaths:
     @property
     def gif(self) -> Path:
         return self.root / "dream.gif"
+
+    @property
+    def rounds(self) -> Path:
+        """``golem dream iterate``'s record: one entry per finished round."""
+        return self.root / "rounds.json"
+
+    def round_dir(self, r: int) -> Path:
+        """Round ``r``'s own files (its controller and CMA-ES log)."""
+        return self.root / "rounds" / str(r)
+
+    @property
+    def calibration_cache(self) -> Path:
+        """The held actions' real-engine survival, measured once (it depends only on the engine)."""
+        return self.root / "calibration_real.json"

@@ -1,4 +1,5 @@
-"""The ``worldmodel`` plugin: the ``dream`` environment, the ``random-hold`` collector and ``golem dream …``."""
+"""The ``worldmodel`` plugin: the ``dream`` environment, its collectors (``random-hold``, ``dream-controller``), and
+``golem dream …``."""
 
 from __future__ import annotations
 
@@ -18,8 +19,10 @@ def register_environments(register) -> None:
 @hookimpl
 def register_experts(register) -> None:
     from golem_worldmodel.collect import RandomHoldPolicy
+    from golem_worldmodel.explore import DreamControllerPolicy
 
     register("random-hold", RandomHoldPolicy)
+    register("dream-controller", DreamControllerPolicy)
 
 
 @hookimpl

@@ -80,6 +80,22 @@ class Preset:
     real_episodes: int = 4
     # evaluate
     eval_episodes: int = 100
+    # iterate (``golem dream iterate``): after the first pipeline, ``rounds`` rounds of collect with the kept
+    # controller (ε-random holds mixed in) → V fine-tuned ``round_vae_epochs`` and M ``round_rnn_epochs`` more
+    # epochs on all data → CMA-ES from the kept controller for ``round_generations`` → real-engine check of
+    # ``round_eval_episodes`` (kept only when it beats the last kept) → calibration; stops early once the
+    # dream is honest: every held action and the controller within ``honest_ratio``× of the engine.
+    rounds: int = 2
+    round_episodes: int = 100
+    explore_epsilon: float = 0.03  # chance per tic that a random action is held hold_min..hold_max tics
+    round_vae_epochs: int = 0
+    round_rnn_epochs: int = 10
+    round_generations: int = 100
+    round_eval_episodes: int = 30
+    calibration_dreams: int = 256
+    calibration_episodes: int = 10
+    honest_ratio: float = 1.5
+    stop_when_honest: bool = True  # False: run every round, honest dream or not (to see what rounds add)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (tuples become lists)."""
@@ -137,6 +153,13 @@ PRESETS: dict[str, Preset] = {
         eval_episodes=2,
         rnn_members=2,
         probe_episodes=1,
+        rounds=1,
+        round_episodes=2,
+        round_rnn_epochs=1,
+        round_generations=2,
+        round_eval_episodes=2,
+        calibration_dreams=8,
+        calibration_episodes=1,
     ),
     # A 2-core CPU in well under an hour, collection to 100-episode evaluation.
     "cpu": Preset(
@@ -160,6 +183,10 @@ PRESETS: dict[str, Preset] = {
         real_every=10,
         real_episodes=4,
         eval_episodes=100,
+        # The recipe with the best measured controllers: probe episodes and three MDN-RNNs (docs/world-model.md).
+        probe_episodes=130,
+        rnn_members=3,
+        round_generations=80,
     ),
     # The original sizes (10,000 rollouts, z=64, 512 LSTM units, population 64 × 16 rollouts): a GPU job.
     "paper": Preset(name="paper", episodes=10000, workers=8),

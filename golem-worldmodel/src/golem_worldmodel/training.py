@@ -252,16 +252,22 @@ def train_rnn(
     on_epoch_start: Callable[[int, int], None] | None = None,
     on_batch: Progress | None = None,
     vae_sha256: str | None = None,
+    refit: bool = False,
 ) -> dict[str, Any]:
     """Train (or continue) the MDN-RNN to ``preset.rnn_epochs`` epochs; returns the last epoch's metrics.
 
     Every window starts with a zero LSTM state, at an episode boundary or
     inside an episode (truncated BPTT without carried state). A checkpoint
     trained on another VAE's latents (``vae_sha256`` differs) is not continued:
-    training starts afresh and overwrites it.
+    training starts afresh and overwrites it — unless ``refit``, where it
+    continues from its weights on the new latents (an iterative round that
+    fine-tuned V, whose latents moved a little).
     """
     prog = progress_of(path) or {}
-    if path.is_file() and vae_sha256 is not None and prog.get("vae_sha256") not in (None, vae_sha256):
+    changed = path.is_file() and vae_sha256 is not None and prog.get("vae_sha256") not in (None, vae_sha256)
+    if changed and refit:
+        log.info("dream.rnn.refit", reason="the VAE was fine-tuned; M continues on its new latents", path=str(path))
+    elif changed:
         log.warning("dream.rnn.restart", reason="the VAE changed since this MDN-RNN was trained", path=str(path))
         path.unlink()
         prog = {}

@@ -145,6 +145,10 @@ class StatefulStratifiedSampler:
     def _base_order(self, epoch: int) -> np.ndarray:
         return self._rng(epoch, 0).permutation(len(self.base_streams))
 
+    def _base_pool(self, epoch: int) -> list[np.ndarray]:
+        """The base streams epoch ``epoch`` reads, in order (a subclass may repeat or weight them)."""
+        return [self.base_streams[i] for i in self._base_order(epoch)]
+
     def __iter__(self) -> Iterator[list[int]]:
         epoch = self._epoch
         self._epoch += 1
@@ -152,7 +156,7 @@ class StatefulStratifiedSampler:
 
     def __len__(self) -> int:
         """Exact number of batches the next ``iter()`` yields (epoch :attr:`epoch`)."""
-        lengths = [len(self.base_streams[i]) for i in self._base_order(self._epoch)]
+        lengths = [len(stream) for stream in self._base_pool(self._epoch)]
         if len(lengths) < self.n_base:
             return 0
         ends = lengths[: self.n_base]
@@ -163,7 +167,7 @@ class StatefulStratifiedSampler:
 
     def _run(self, epoch: int) -> Iterator[list[int]]:
         B, R = self.batch_size, self.n_recovery
-        base_pool = [self.base_streams[i] for i in self._base_order(epoch)][::-1]  # pop() from the end
+        base_pool = self._base_pool(epoch)[::-1]  # pop() from the end
         rec_rng = self._rng(epoch, 1)
         rec_pool: list[np.ndarray] = []
 

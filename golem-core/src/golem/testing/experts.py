@@ -68,9 +68,9 @@ def assert_expert_contract(
     settings = settings or GolemSettings.model_construct()
     names = PROFILES[settings.brain.profile]
     runs: list[list[list[int]]] = []
-    expert = expert_cls(names)
+    expert = expert_cls(names, settings)
     for _ in range(2):
-        expert = expert_cls(names)
+        expert = expert_cls(names, settings)
         checked = _CheckedExpert(expert, len(names))
         with Session(
             settings,
