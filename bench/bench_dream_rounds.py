@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 from datetime import UTC, datetime
 from pathlib import Path
@@ -99,7 +100,7 @@ def summarise(run: Path) -> dict[str, Any]:
         "rounds": rounds,
         "minutes_total": round(sum(r["minutes"] for r in rounds), 1),
         "evaluation": evaluation,
-        "machine": {"platform": platform.platform(), "cpus": __import__("os").cpu_count()},
+        "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
     }
 
 

@@ -73,6 +73,24 @@ def death_head(rnn: MDNRNN, latents: Latents) -> dict[str, float]:
     }
 
 
+def _play(
+    settings: GolemSettings, vae: Any, rnn: MDNRNN, policy: Any, scenario: str, preset: Preset, episodes: int
+) -> list[int]:
+    """Real survival (tics) of ``policy`` (``None``: random) over ``episodes`` episodes from :data:`REAL_SEED`,
+    rendered as the run's data were."""
+    return play_real(
+        settings,
+        vae,
+        rnn,
+        policy,
+        episodes,
+        scenario,
+        seed=REAL_SEED,
+        max_steps=preset.max_steps,
+        screen_flashes=preset.screen_flashes,
+    )["survival"]
+
+
 def _real_fixed(
     settings: GolemSettings,
     vae: Any,
@@ -93,17 +111,15 @@ def _real_fixed(
             stored = {}
     if isinstance(stored.get(key), list):
         return [int(x) for x in stored[key]]
-    survival = play_real(
+    survival = _play(
         settings,
         vae,
         rnn,
         lambda obs: torch.full((obs.shape[0],), action, dtype=torch.long),
-        episodes,
         scenario,
-        seed=REAL_SEED,
-        max_steps=preset.max_steps,
-        screen_flashes=preset.screen_flashes,
-    )["survival"]
+        preset,
+        episodes,
+    )
     if cache is not None:
         stored[key] = [int(x) for x in survival]
         with atomic_write(cache) as fh:
@@ -169,17 +185,8 @@ def calibrate(
             elif name == "controller" and controller_real is not None:
                 survival = controller_real
             else:
-                survival = play_real(
-                    settings,
-                    vae,
-                    rnn,
-                    controller if name == "controller" else None,
-                    episodes,
-                    scenario,
-                    seed=REAL_SEED,
-                    max_steps=preset.max_steps,
-                    screen_flashes=preset.screen_flashes,
-                )["survival"]
+                real_policy = controller if name == "controller" else None
+                survival = _play(settings, vae, rnn, real_policy, scenario, preset, episodes)
         r = np.asarray(survival, np.float64) if len(survival) else np.asarray([np.nan])
         rows[name] = {
             "dream": [float(dream.mean()), float(dream.std())],

@@ -134,6 +134,41 @@ def collected(store: TrajectoryStore, scenario: str, min_length: int = 1, probes
     return len(infos), (max(seeds) if seeds else -1)
 
 
+def record_long_enough(
+    settings: GolemSettings,
+    registry: Registry,
+    plan: RecordPlan,
+    store: TrajectoryStore,
+    scenario: str,
+    min_length: int,
+    on_episode: Callable[[int, Episode | None], None] | None = None,
+    before: int = 0,
+) -> tuple[int, int, int]:
+    """Record ``plan`` into ``store``, deleting at once every episode shorter than ``min_length`` steps.
+
+    ``on_episode(kept, episode_or_None)`` follows each finished episode (``None``: dropped), ``kept`` counting
+    from ``before``. Returns ``(kept, dropped, steps)`` of this recording (steps: the kept episodes' tics).
+    """
+    kept = dropped = steps = 0
+
+    def written(eid: int, episode: Episode) -> None:
+        nonlocal kept, dropped, steps
+        n = len(episode.arrays["actions"])
+        if n < min_length:
+            store.delete([eid])
+            dropped += 1
+            if on_episode is not None:
+                on_episode(before + kept, None)
+            return
+        kept += 1
+        steps += n
+        if on_episode is not None:
+            on_episode(before + kept, episode)
+
+    record(settings, registry, plan, store, scenario, on_episode=written)
+    return kept, dropped, steps
+
+
 def collect(
     settings: GolemSettings,
     registry: Registry,
@@ -174,22 +209,10 @@ def collect(
                     tags=tags,
                     max_steps=preset.max_steps,
                 )
-
-                def written(eid: int, episode: Episode, kept_all: int = kept_all) -> None:
-                    nonlocal kept, dropped_here, steps
-                    n = len(episode.arrays["actions"])
-                    if n < preset.min_length:
-                        store.delete([eid])
-                        dropped_here += 1
-                        if on_episode is not None:
-                            on_episode(kept_all + kept, None)
-                        return
-                    kept += 1
-                    steps += n
-                    if on_episode is not None:
-                        on_episode(kept_all + kept, episode)
-
-                record(held, registry, plan, store, scenario, on_episode=written)
+                got, lost, n = record_long_enough(
+                    held, registry, plan, store, scenario, preset.min_length, on_episode, before=kept_all + kept
+                )
+                kept, dropped_here, steps = kept + got, dropped_here + lost, steps + n
                 if dropped_here > 20 * target:
                     break  # a scenario where random play never lasts min_length steps
             kept_all += kept

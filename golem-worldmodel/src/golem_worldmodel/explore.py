@@ -27,9 +27,9 @@ from golem.errors import GolemError
 from golem.experts import Expert
 from golem.registry import Registry
 from golem.settings import ComponentSettings, GolemSettings, section, with_section
-from golem.workflows.recording import Episode, RecordPlan, record
+from golem.workflows.recording import Episode, RecordPlan
 from golem_worldmodel.actions import button_table
-from golem_worldmodel.collect import ROUND_TAG, TAG, RandomHolds
+from golem_worldmodel.collect import ROUND_TAG, TAG, RandomHolds, record_long_enough
 from golem_worldmodel.presets import Preset
 
 log = structlog.get_logger("golem_worldmodel.explore")
@@ -173,21 +173,9 @@ def collect_round(
                 max_steps=preset.max_steps,
                 spawn=True,
             )
-
-            def written(eid: int, episode: Episode) -> None:
-                nonlocal kept, dropped, steps
-                n = len(episode.arrays["actions"])
-                if n < preset.min_length:
-                    store.delete([eid])
-                    dropped += 1
-                    if on_episode is not None:
-                        on_episode(kept, None)
-                    return
-                kept += 1
-                steps += n
-                if on_episode is not None:
-                    on_episode(kept, episode)
-
-            record(played, registry, plan, store, scenario, on_episode=written)
+            got, lost, n = record_long_enough(
+                played, registry, plan, store, scenario, preset.min_length, on_episode, before=kept
+            )
+            kept, dropped, steps = kept + got, dropped + lost, steps + n
     log.info("dream.round.collected", round=r, kept=kept, existing=existing, dropped=dropped, steps=steps)
     return {"kept": kept, "existing": existing, "dropped": dropped, "steps": steps}

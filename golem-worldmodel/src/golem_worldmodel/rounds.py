@@ -139,9 +139,16 @@ def _collect(c: Context, r: int, controller: Path) -> dict[str, Any]:
 
 
 def _finish(
-    c: Context, r: int, seed: int, records: list[dict[str, Any]], seconds: dict[str, float], added: dict[str, Any]
+    c: Context,
+    r: int,
+    seed: int,
+    records: list[dict[str, Any]],
+    seconds: dict[str, float],
+    added: dict[str, Any] | None,
 ) -> dict[str, Any]:
-    """Check round ``r``'s controller in the engine, calibrate the dream, keep or not, record the round."""
+    """Check round ``r``'s controller in the engine, calibrate the dream, keep or not, record the round.
+
+    ``added``: what the round stored (``None``: the whole store, round 0's)."""
     from golem_worldmodel.calibration import calibrate, honest
     from golem_worldmodel.evolution import load_controller
     from golem_worldmodel.real_runner import play_real
@@ -206,7 +213,7 @@ def _finish(
         "honest_ratio": c.preset.honest_ratio,
         "store_episodes": episodes,
         "store_frames": frames,
-        "added": added,
+        "added": added if added is not None else {"episodes": episodes, "frames": frames},
         "vae_epochs": int(read_metadata(c.paths.vae).get("progress", {}).get("epochs", 0)),
         "rnn_epochs": int(read_metadata(c.paths.rnn).get("progress", {}).get("epochs", 0)),
         "controller_sha256": read_metadata(path)["sha256"],
@@ -246,8 +253,7 @@ def iterate(
             stage()
             seconds[name] = round(time.perf_counter() - started, 1)
         _copy(c.paths.controller, c.paths.round_dir(0) / "controller.safetensors")
-        episodes, frames = _store_size(c)
-        record = _finish(c, 0, seed, records, seconds, {"episodes": episodes, "frames": frames})
+        record = _finish(c, 0, seed, records, seconds, None)
         if on_round is not None:
             on_round(record)
     while len(records) <= rounds:
