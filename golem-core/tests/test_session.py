@@ -14,7 +14,7 @@ import pytest
 from golem.builtin.visual import VisualSensor
 from golem.errors import GolemError
 from golem.profiles import PROFILES
-from golem.runtime.engine_guard import is_alive
+from golem.runtime.engine_guard import engine_children, is_alive
 from golem.runtime.session import Session
 from golem.settings import GolemSettings
 from golem.wad import build_wad
@@ -121,6 +121,27 @@ def test_engine_dies_with_sigkilled_owner():
     child.send_signal(signal.SIGKILL)
     child.wait(10)
     assert wait_gone(pids, 5.0), f"orphan engine left: {pids}"
+
+
+@pytest.mark.engine
+def test_engine_dies_with_an_owner_killed_the_moment_the_engine_exists():
+    """The owner is SIGKILLed while ``init()`` runs, as soon as its engine process appears: before the
+    session could have polled for its pid. The engine must still go with it."""
+    child = run_child(
+        """
+        from golem.runtime.session import Session
+        from golem.settings import GolemSettings
+        Session(GolemSettings())
+        """
+    )
+    deadline = time.monotonic() + 30
+    engines: set[int] = set()
+    while not engines and child.poll() is None and time.monotonic() < deadline:
+        engines = engine_children(child.pid)
+    child.send_signal(signal.SIGKILL)
+    child.wait(10)
+    assert engines, "the engine never appeared"
+    assert wait_gone(engines, 5.0), f"orphan engine left: {engines}"
 
 
 @pytest.mark.engine

@@ -8,6 +8,12 @@ we closed it, or because the kernel did when our process died — the watchdog
 SIGKILLs every engine pid it was told about that is still a ``vizdoom``
 process. A normal :meth:`EngineGuard.release` first tells it to forget them.
 
+The pid is only known once the engine exists, and a process killed in between
+(during ``init()``) would leave an engine no one was told about. So each guard
+also has a token that the session puts in the environment the engine inherits
+(:data:`TOKEN_VAR`); the watchdog also kills every ``vizdoom`` process whose
+environment carries it.
+
 An engine that dies inside ``init()`` (a damaged map) takes the Python process
 with it (SIGSEGV). :func:`probe_start` therefore starts a map Golem has not
 seen start in a throw-away child process first, so that death becomes one line.
@@ -15,13 +21,15 @@ seen start in a throw-away child process first, so that death becomes one line.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import secrets
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 import structlog
 
@@ -29,14 +37,24 @@ log = structlog.get_logger(__name__)
 
 ENGINE_COMM = "vizdoom"
 
+#: Environment variable an engine inherits from its session: the token of the guard that kills it.
+TOKEN_VAR = "GOLEM_ENGINE_GUARD"
+
+# $1: the guard's token. Tracked pids, then any engine started with the token (told about or not).
 _WATCHDOG = r"""
 pids=
+token="$1"
 while read -r line; do
   case "$line" in
-    clear) pids= ;;
+    clear) pids=; token= ;;
     *) pids="$pids $line" ;;
   esac
 done
+if [ -n "$token" ]; then
+  for f in $(grep -lzx "GOLEM_ENGINE_GUARD=$token" /proc/[0-9]*/environ 2>/dev/null); do
+    p="${f#/proc/}"; pids="$pids ${p%/environ}"
+  done
+fi
 for p in $pids; do
   if [ "$(cat /proc/$p/comm 2>/dev/null)" = "vizdoom" ]; then kill -9 "$p" 2>/dev/null; fi
 done
@@ -192,10 +210,12 @@ class EngineGuard:
 
     def __init__(self) -> None:
         self.pids: set[int] = set()
+        #: Put in the engine's environment as :data:`TOKEN_VAR` before it starts (:meth:`environment`).
+        self.token = secrets.token_hex(8)
         self._proc: subprocess.Popen[bytes] | None = None
         try:
             self._proc = subprocess.Popen(
-                ["/bin/sh", "-c", _WATCHDOG],
+                ["/bin/sh", "-c", _WATCHDOG, "golem-engine-guard", self.token],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
@@ -204,6 +224,19 @@ class EngineGuard:
             )
         except OSError as exc:  # no /bin/sh: cleanup on close still works, only the SIGKILL case is lost
             log.warning("engine_guard_unavailable", error=str(exc))
+
+    @contextlib.contextmanager
+    def environment(self) -> Iterator[None]:
+        """Within the block, processes started by this one (the engine) inherit :data:`TOKEN_VAR`."""
+        before = os.environ.get(TOKEN_VAR)
+        os.environ[TOKEN_VAR] = self.token
+        try:
+            yield
+        finally:
+            if before is None:
+                os.environ.pop(TOKEN_VAR, None)
+            else:
+                os.environ[TOKEN_VAR] = before
 
     def track(self, pids: set[int]) -> None:
         """Add engine pids to kill if we die."""

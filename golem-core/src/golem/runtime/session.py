@@ -253,17 +253,18 @@ class Session:
         with _INIT_LOCK:
             self._guard = EngineGuard()
             before = engine_children()
-            thread = threading.Thread(target=run, name="vizdoom-init", daemon=True)
-            thread.start()
-            while thread.is_alive() and time.monotonic() - started < timeout:
-                self._guard.track(engine_children() - before)
-                thread.join(0.02)
-            timed_out = thread.is_alive()
-            # The engine process may not exist yet: give it a moment to appear so it is tracked.
-            grace = time.monotonic() + 2.0
-            while timed_out and thread.is_alive() and not self._guard.pids and time.monotonic() < grace:
-                self._guard.track(engine_children() - before)
-                thread.join(0.02)
+            with self._guard.environment():  # the engine carries the guard's token from its first instant
+                thread = threading.Thread(target=run, name="vizdoom-init", daemon=True)
+                thread.start()
+                while thread.is_alive() and time.monotonic() - started < timeout:
+                    self._guard.track(engine_children() - before)
+                    thread.join(0.02)
+                timed_out = thread.is_alive()
+                # The engine process may not exist yet: give it a moment to appear so it is tracked.
+                grace = time.monotonic() + 2.0
+                while timed_out and thread.is_alive() and not self._guard.pids and time.monotonic() < grace:
+                    self._guard.track(engine_children() - before)
+                    thread.join(0.02)
             self._guard.track(engine_children() - before)
         if timed_out:
             message = (

@@ -52,7 +52,8 @@ def first_frame(config: Path, resolution: str | None = None, tics: int = 1, seed
     guard = EngineGuard()
     before = engine_children()
     try:
-        game.init()
+        with guard.environment():
+            game.init()
         guard.track(engine_children() - before)
         game.new_episode()
         for _ in range(max(1, tics) - 1):
