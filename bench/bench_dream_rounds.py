@@ -62,6 +62,7 @@ def summarise(run: Path) -> dict[str, Any]:
             {
                 "round": r["round"],
                 "kept": r["kept"],
+                "confirmation": r.get("confirmation"),
                 "honest": r["honest"],
                 "real_mean": r["real_mean"],
                 "real_se": r["real_se"],
@@ -104,6 +105,15 @@ def summarise(run: Path) -> dict[str, Any]:
     }
 
 
+def _kept_cell(r: dict[str, Any]) -> str:
+    """``yes``/``no``, with the confirmation's paired gain over the kept controller when one was played."""
+    cell = "yes" if r["kept"] else "no"
+    conf = r.get("confirmation")
+    if conf:
+        cell += f" (gain {conf['gain']:+.0f} ± {conf['se']:.0f})"
+    return cell
+
+
 def table(results: dict[str, Any]) -> str:
     """Markdown: one row per run and round, then the kept controller's evaluation."""
     lines = [
@@ -128,7 +138,7 @@ def table(results: dict[str, Any]) -> str:
                 f"{ctrl.get('ratio', nan):.2f}×",
                 held,
                 "yes" if r["honest"] else "no",
-                "yes" if r["kept"] else "no",
+                _kept_cell(r),
                 r["minutes"],
             ]
             lines.append("| " + " | ".join(str(c) for c in cells) + " |")

@@ -94,11 +94,19 @@ def test_iterate_runs_rounds_resumes_a_killed_one_and_keeps_only_better_controll
         assert all(np.isfinite(v["ratio"]) and v["ratio"] > 0 for v in rec["calibration"].values())
         assert rec["real_episodes"] == 2 and not rec["honest"]
 
-    # Kept: the first round, then a round only when its real check is at least the last kept one's; the run's
-    # controller is the last kept round's.
+    # Kept: the first round, then a round only when its real check is at least the last kept one's and its
+    # paired gain over the last kept controller on fresh seeds is confirmed; the run's controller is the last
+    # kept round's, and every kept round keeps the M its controller reads.
     best = None
     for rec in records:
-        assert rec["kept"] == (best is None or rec["real_mean"] >= best)
+        passed = best is None or rec["real_mean"] >= best
+        confirmation = rec["confirmation"]
+        assert (confirmation is not None) == (passed and rec["round"] > 0)
+        if confirmation is not None:
+            assert confirmation["seeds"] == [80_000 + 1_000 * rec["round"], 80_001 + 1_000 * rec["round"]]
+            assert confirmation["confirmed"] == (confirmation["gain"] > max(0.0, confirmation["se"]))
+        assert rec["kept"] == (passed and (confirmation is None or confirmation["confirmed"]))
+        assert (run / "rounds" / str(rec["round"]) / "mdnrnn.safetensors").is_file() == rec["kept"]
         if rec["kept"]:
             best, last_kept = rec["real_mean"], rec
     assert read_metadata(run / "controller.safetensors")["sha256"] == last_kept["controller_sha256"]
@@ -125,6 +133,10 @@ def test_iterate_bad_input_is_one_line_and_changes_nothing(golem_cli, tmp_path: 
     proc = golem_cli(["dream", "iterate", "--run", str(run), "--preset", "tiny"])
     assert proc.returncode == 2 and "is not a rounds record" in proc.stderr and "Traceback" not in proc.stderr
     assert [p.name for p in run.iterdir()] == ["rounds.json"]  # nothing written beside it
+    fresh = tmp_path / "fresh"
+    proc = golem_cli(["dream", "iterate", "--run", str(fresh), "--set", "dream.round_confirm_episodes=1"])
+    assert proc.returncode == 2 and "round_confirm_episodes" in proc.stderr and "Traceback" not in proc.stderr
+    assert not fresh.exists()
     proc = golem_cli(["run", "record", "--expert", "dream-controller", "-s", "take_cover", "-n", "1"])
     assert proc.returncode == 2 and "experts.dream_controller.run" in proc.stderr and "Traceback" not in proc.stderr
 
@@ -136,6 +148,12 @@ def test_an_honest_dream_stops_the_rounds_unless_all_are_asked_for(golem_cli, tm
     out = golem_cli([*args, "--preset", "tiny", "--set", "dream.honest_ratio=1000"], check=True, timeout=300)
     assert [r["round"] for r in _rounds(run)] == [0] and _rounds(run)[0]["honest"]
     assert "the dream is honest" in out.stdout
-    golem_cli([*args, "--all-rounds"], check=True, timeout=300)
-    assert [r["round"] for r in _rounds(run)] == [0, 1]
+    # A confirmation no round can pass: round 1 is not kept, and M has been refit since round 0's controller.
+    golem_cli([*args, "--all-rounds", "--set", "dream.round_confirm_margin=1e9"], check=True, timeout=300)
+    assert [r["round"] for r in _rounds(run)] == [0, 1] and not _rounds(run)[1]["kept"]
     assert len(_round_episodes(run, 1)) == 2  # the tiny preset's round_episodes
+    # The kept round-0 controller plays with the M it was evolved in (kept beside it), not the refit one.
+    reader = read_metadata(run / "rounds" / "0" / "mdnrnn.safetensors")["sha256"]
+    assert reader != read_metadata(run / "mdnrnn.safetensors")["sha256"]
+    golem_cli(["dream", "evaluate", "--run", str(run), "--episodes", "1", "--no-random"], check=True, timeout=120)
+    assert json.loads((run / "evaluation.json").read_text())["rnn_sha256"] == reader

@@ -287,12 +287,13 @@ def evaluate_command(
     """Play the controller in the real engine (same recurrence as the dream): survival mean ± std."""
     from golem_worldmodel.evolution import load_controller
     from golem_worldmodel.real_runner import play_real
+    from golem_worldmodel.training import controller_reader
 
     c = Context(ctx, run, preset, scenario, set_, threads, eval_episodes=episodes)
-    vae, rnn = stages.models(c)
-    c.require(c.paths.controller, "train-controller")
+    vae, rnn = stages.controller_models(c)
     policy, meta = load_controller(c.paths.controller, which)
     sha = read_metadata(c.paths.controller)["sha256"]
+    reader = controller_reader(c.paths, c.paths.controller)
     n = c.preset.eval_episodes
     report_path = c.paths.evaluation if which == "mean" else c.paths.root / f"evaluation_{which}.json"
     if report_path.is_file() and not force:
@@ -337,6 +338,7 @@ def evaluate_command(
         "seed": seed,
         "max_steps": c.preset.max_steps,
         "controller_sha256": sha,
+        "rnn_sha256": read_metadata(reader)["sha256"],  # the M whose hidden state the controller read
         "controller_params": which,
         "controller_generations": meta.get("progress", {}).get("generations"),
         "preset": c.preset.name,
@@ -392,9 +394,8 @@ def render_command(
     from golem_worldmodel.render import decode_latents, side_by_side, write_gif
 
     c = Context(ctx, run, preset, scenario, set_, threads)
-    vae, rnn = stages.models(c)
+    vae, rnn = stages.controller_models(c)
     members, _ = stages.members(c)
-    c.require(c.paths.controller, "train-controller")
     c.require(c.paths.latents, "train-rnn")
     policy, _ = load_controller(c.paths.controller, "mean")
     latents, _ = load_latents(c.paths.latents)

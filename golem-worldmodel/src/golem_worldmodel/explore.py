@@ -80,7 +80,7 @@ class DreamControllerPolicy(RandomHolds, Expert):
         from golem_worldmodel.evolution import load_controller
         from golem_worldmodel.paths import RunPaths
         from golem_worldmodel.real_runner import RealRecurrence
-        from golem_worldmodel.training import load_rnn, load_vae
+        from golem_worldmodel.training import controller_reader, load_rnn, load_vae
 
         super().__init__(action_names, settings)
         s = section(self.settings, DreamControllerSettings)
@@ -88,8 +88,9 @@ class DreamControllerPolicy(RandomHolds, Expert):
             raise GolemError("the dream-controller expert needs experts.dream_controller.run: a world-model run folder")
         torch.set_num_threads(1)  # one engine per worker process: more threads only contend
         paths = RunPaths(Path(s.run))
-        self.vae, rnn = load_vae(paths.vae), load_rnn(paths.rnn)
-        self.policy, _ = load_controller(Path(s.controller) if s.controller else paths.controller, "mean")
+        controller = Path(s.controller) if s.controller else paths.controller
+        self.vae, rnn = load_vae(paths.vae), load_rnn(controller_reader(paths, controller))
+        self.policy, _ = load_controller(controller, "mean")
         self.recurrence = RealRecurrence(rnn)
         self.sensor = VisualSensor(self.settings)
         self.table = button_table(action_names)

@@ -83,8 +83,9 @@ class Preset:
     # iterate (``golem dream iterate``): after the first pipeline, ``rounds`` rounds of collect with the kept
     # controller (ε-random holds mixed in) → V fine-tuned ``round_vae_epochs`` and M ``round_rnn_epochs`` more
     # epochs on all data → CMA-ES from the kept controller for ``round_generations`` → real-engine check of
-    # ``round_eval_episodes`` (kept only when it beats the last kept) → calibration; stops early once the
-    # dream is honest: every held action and the controller within ``honest_ratio``× of the engine.
+    # ``round_eval_episodes`` (kept only when it beats the last kept, then confirmed on fresh seeds) →
+    # calibration; stops early once the dream is honest: every held action and the controller within
+    # ``honest_ratio``× of the engine.
     rounds: int = 2
     round_episodes: int = 100
     explore_epsilon: float = 0.03  # chance per tic that a random action is held hold_min..hold_max tics
@@ -92,10 +93,20 @@ class Preset:
     round_rnn_epochs: int = 10
     round_generations: int = 100
     round_eval_episodes: int = 30
+    # A round that passes its check plays this many fresh seeds beside the last kept controller and is kept
+    # only when its paired gain exceeds round_confirm_margin standard errors (0 episodes: no confirmation).
+    round_confirm_episodes: int = 30
+    round_confirm_margin: float = 1.0
     calibration_dreams: int = 256
     calibration_episodes: int = 10
     honest_ratio: float = 1.5
     stop_when_honest: bool = True  # False: run every round, honest dream or not (to see what rounds add)
+
+    def __post_init__(self) -> None:
+        if self.round_confirm_episodes < 0 or self.round_confirm_episodes == 1:
+            raise GolemError(
+                f"round_confirm_episodes must be 0 (no confirmation) or at least 2, got {self.round_confirm_episodes}"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (tuples become lists)."""
@@ -158,6 +169,7 @@ PRESETS: dict[str, Preset] = {
         round_rnn_epochs=1,
         round_generations=2,
         round_eval_episodes=2,
+        round_confirm_episodes=2,
         calibration_dreams=8,
         calibration_episodes=1,
     ),

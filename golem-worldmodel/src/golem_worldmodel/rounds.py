@@ -12,9 +12,14 @@ skipped when done). Every further round ``r``:
 3. evolves a controller in the new dream for ``round_generations``
    generations, starting from the kept controller's parameters;
 4. checks it in the engine (``round_eval_episodes`` episodes from seed
-   70,000): it is *kept* — copied to the run's ``controller.safetensors``,
-   which ``evaluate`` and ``render`` play — only when it survives at least as
-   long as the last kept one;
+   70,000); one that survives at least as long as the last kept one then
+   plays ``round_confirm_episodes`` fresh seeds beside the last kept
+   controller, and is *kept* — copied to the run's ``controller.safetensors``,
+   which ``evaluate`` and ``render`` play — only when its paired gain there
+   exceeds ``round_confirm_margin`` standard errors (the rule of
+   ``golem run tune``: the best of noisy checks is partly luck). A kept
+   round also keeps its M (``rounds/<r>/mdnrnn.safetensors``): the
+   controller reads that M's hidden state, and later rounds refit the run's;
 5. calibrates the dream (:mod:`golem_worldmodel.calibration`): the held
    actions and the controller, dream ÷ engine.
 
@@ -54,6 +59,9 @@ log = structlog.get_logger("golem_worldmodel.rounds")
 
 #: Engine seed of the first episode of a round's real-engine check.
 CHECK_SEED = 70_000
+#: Engine seed of the first episode of round ``r``'s confirmation: ``CONFIRM_SEED + CONFIRM_STRIDE · r``.
+CONFIRM_SEED = 80_000
+CONFIRM_STRIDE = 1_000
 
 
 def load_rounds(path: Path) -> list[dict[str, Any]]:
@@ -107,10 +115,57 @@ def _round_size(c: Context, r: int) -> dict[str, int]:
 
 
 def keeps(records: list[dict[str, Any]], real_mean: float) -> bool:
-    """Whether a round whose controller survived ``real_mean`` tics in its check is kept after ``records``:
-    the first round always, a later one when it is not worse than the last kept round."""
+    """Whether a round whose controller survived ``real_mean`` tics in its check passes it after ``records``:
+    the first round always, a later one when it is not worse than the last kept round (a passed check is
+    then confirmed on fresh seeds: :func:`_confirm`)."""
     kept = [x for x in records if x.get("kept")]
     return not kept or real_mean >= float(kept[-1]["real_mean"])
+
+
+def confirm_seeds(r: int, episodes: int) -> range:
+    """The engine seeds of round ``r``'s confirmation (fresh for every round)."""
+    first = CONFIRM_SEED + CONFIRM_STRIDE * r
+    return range(first, first + episodes)
+
+
+def _confirm(c: Context, r: int, candidate: Any, rnn: Any, vae: Any, records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Round ``r``'s controller and the last kept one, each with the M it reads, on :func:`confirm_seeds`:
+    the paired gain and whether it exceeds ``round_confirm_margin`` standard errors."""
+    from golem.workflows.tuning import confirm_gain
+    from golem_worldmodel.evolution import load_controller
+    from golem_worldmodel.real_runner import play_real
+
+    seeds = confirm_seeds(r, c.preset.round_confirm_episodes)
+    kept_path = kept_controller(c, records)
+    kept_vae, kept_rnn = stages.controller_models(c, kept_path)
+    kept, _ = load_controller(kept_path, "mean")
+    played: dict[str, list[int]] = {}
+    with c.progress(f"round {r}: confirm") as progress:
+        for name, (v, m, policy) in {"kept": (kept_vae, kept_rnn, kept), "candidate": (vae, rnn, candidate)}.items():
+            task = progress.add_task(name, total=len(seeds), info="")
+            played[name] = play_real(
+                c.settings,
+                v,
+                m,
+                policy,
+                len(seeds),
+                c.scenario,
+                seed=seeds[0],
+                max_steps=c.preset.max_steps,
+                screen_flashes=c.preset.screen_flashes,
+                on_episode=lambda done, t, task=task: progress.update(task, completed=done),
+            )["survival"]
+    gain, se, confirmed = confirm_gain(played["kept"], played["candidate"], c.preset.round_confirm_margin)
+    return {
+        "seeds": [seeds[0], seeds[-1]],
+        "against_round": int(kept_path.parent.name),
+        "kept_mean": float(np.mean(played["kept"])),
+        "candidate_mean": float(np.mean(played["candidate"])),
+        "gain": gain,
+        "se": se,
+        "margin": c.preset.round_confirm_margin,
+        "confirmed": confirmed,
+    }
 
 
 def kept_controller(c: Context, records: list[dict[str, Any]]) -> Path:
@@ -191,8 +246,14 @@ def _finish(
     )
     is_honest = honest(calibration, c.preset.honest_ratio)
     kept = keeps(records, float(real_arr.mean()))
-    if kept and r > 0:
-        _copy(path, c.paths.controller)
+    confirmation = None
+    if kept and r > 0 and c.preset.round_confirm_episodes:
+        confirmation = _confirm(c, r, controller, rnn, vae, records)
+        kept = confirmation["confirmed"]
+    if kept:
+        _copy(c.paths.rnn, c.paths.round_dir(r) / "mdnrnn.safetensors")  # the M this controller reads
+        if r > 0:
+            _copy(path, c.paths.controller)
     seconds["check"] = round(time.perf_counter() - started, 1)
     episodes, frames = _store_size(c)
     progress_meta = meta.get("progress", {})
@@ -207,6 +268,7 @@ def _finish(
         "real_se": float(real_arr.std(ddof=1) / np.sqrt(len(real_arr))) if len(real_arr) > 1 else float("nan"),
         "real_episodes": len(real_arr),
         "real_seed": CHECK_SEED,
+        "confirmation": confirmation,
         "dream_of_mean": progress_meta.get("dream_of_mean"),
         "generations": progress_meta.get("generations"),
         "calibration": calibration,

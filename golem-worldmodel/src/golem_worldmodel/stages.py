@@ -31,6 +31,18 @@ def models(c: Context) -> tuple[Any, Any]:
     return load_vae(c.paths.vae), load_rnn(c.paths.rnn)
 
 
+def controller_models(c: Context, controller: Path | None = None) -> tuple[Any, Any]:
+    """The VAE and the MDN-RNN ``controller`` (default: the run's) was evolved to read, eval mode
+    (:func:`golem_worldmodel.training.controller_reader`)."""
+    from golem_worldmodel.training import controller_reader, load_rnn, load_vae
+
+    controller = controller or c.paths.controller
+    c.require(c.paths.vae, "train-vae")
+    c.require(c.paths.rnn, "train-rnn")
+    c.require(controller, "train-controller")
+    return load_vae(c.paths.vae), load_rnn(controller_reader(c.paths, controller))
+
+
 def members(c: Context, preset: Preset | None = None) -> tuple[list[Any], str]:
     """The ensemble's further MDN-RNNs (members ``1 … rnn_members − 1``) and one digest naming all members."""
     from golem_worldmodel.training import load_ensemble

@@ -176,6 +176,29 @@ def load_rnn(path: Path) -> MDNRNN:
     return load_module(build_rnn(meta["spec"]["config"]), state, path).eval()
 
 
+def controller_reader(paths: RunPaths, controller: Path) -> Path:
+    """The MDN-RNN file (member 0) whose hidden state ``controller`` was evolved to read.
+
+    After ``golem dream iterate`` refits M, a kept controller of an earlier round still reads the M of its
+    own round: every kept round keeps a copy (``rounds/<r>/mdnrnn.safetensors``). The match is by the
+    SHA-256 the controller recorded (the first of its dream's member digests); a controller without one
+    reads the run's M.
+
+    Raises:
+        GolemError: the M the controller was evolved with is no longer in the run.
+    """
+    wanted = str(read_metadata(controller).get("progress", {}).get("rnn_sha256") or "").split("+")[0]
+    if not wanted:
+        return paths.rnn
+    for path in [paths.rnn, *sorted(paths.root.glob("rounds/*/mdnrnn.safetensors"))]:
+        if path.is_file() and read_metadata(path)["sha256"] == wanted:
+            return path
+    raise GolemError(
+        f"{controller} reads an MDN-RNN ({wanted[:12]}…) that is no longer in {paths.root}; "
+        f"run `golem dream train-controller --run {paths.root}` again"
+    )
+
+
 def load_ensemble(paths: RunPaths, count: int) -> tuple[list[MDNRNN], str]:
     """Members ``1 … count − 1`` of the run's MDN-RNN ensemble (member 0 is :func:`load_rnn` of ``paths.rnn``)
     and one digest naming all ``count`` members (their SHA-256s joined by ``+``).
