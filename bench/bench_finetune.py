@@ -18,7 +18,7 @@ instead of step 1.
 
 Usage: ``python bench/bench_finetune.py [--scenario basic] [--episodes 20] [--updates 200]
 [--frames 20000] [--seeds 30] [--bc PATH] [--set rl.KEY=VALUE ...] [--no-scratch] [--tag TAG] [--table] [--plot]``
-(``--tag`` keeps the stored rows and adds this run's as ``SCENARIO (TAG)``).
+(stored rows of other scenarios stay; ``--tag`` stores this run's as ``SCENARIO (TAG)`` beside the untagged row).
 """
 
 from __future__ import annotations
@@ -223,7 +223,7 @@ def main() -> None:
     )
     parser.add_argument("--no-scratch", action="store_true", help="skip the RL-from-scratch arm")
     parser.add_argument(
-        "--tag", help="store the scenario's row as 'SCENARIO (TAG)' beside the stored ones instead of replacing them"
+        "--tag", help="store the scenario's row as 'SCENARIO (TAG)' beside its untagged row instead of replacing it"
     )
     parser.add_argument("--table", action="store_true", help="print the table of the stored results")
     parser.add_argument("--plot", action="store_true", help="draw docs/images/finetune.png from the stored results")
@@ -243,7 +243,7 @@ def main() -> None:
             (f"{s} ({args.tag})" if args.tag else s): run_scenario(s, args, Path(tmp))
             for s in args.scenario or ["basic"]
         }
-    if args.tag and RESULTS.exists():  # beside the stored rows
+    if RESULTS.exists():  # beside the stored rows of other scenarios and tags (a row run again is replaced)
         scenarios = {**json.loads(RESULTS.read_text())["scenarios"], **scenarios}
     results = {
         "when": datetime.now(UTC).isoformat(timespec="seconds"),

@@ -26,10 +26,20 @@ def test_defaults_and_overrides(registry):
     assert rl.kl_coef == 0.5 and rl.shapers == {"kills": 1.0}
 
 
+def test_the_kl_weight_decays_to_its_floor(registry):
+    rl = section(settings(registry, **{"rl.kl_coef": 0.2, "rl.kl_decay": 0.5}), RLSettings)
+    assert [rl.kl_weight(u) for u in (1, 2, 3)] == [0.2, 0.1, 0.05] and rl.kl_weight(60) < 1e-15
+    rl = section(settings(registry, **{"rl.kl_coef": 0.2, "rl.kl_decay": 0.5, "rl.kl_floor": 0.08}), RLSettings)
+    assert [rl.kl_weight(u) for u in (1, 2, 3, 60)] == [0.2, 0.1, 0.08, 0.08]
+    rl = section(settings(registry, **{"rl.kl_coef": 0.2, "rl.kl_floor": 0.5}), RLSettings)
+    assert rl.kl_weight(1) == rl.kl_weight(500) == 0.2  # a floor above the start holds the start weight
+
+
 @pytest.mark.parametrize(
     ("key", "value", "says"),
     [
         ("rl.clip", 1.5, "rl.clip"),
+        ("rl.kl_floor", -0.1, "rl.kl_floor"),
         ("rl.confirm_episodes", 1, "paired confirmation"),
         ("rl.thresholds", "median", "rl.thresholds"),
         ("rl.no_such_key", 1, "unknown setting"),

@@ -274,7 +274,7 @@ def finetune(
                     value_clip=rl.value_clip,
                     value=rl.value_coef,
                     entropy=rl.entropy_coef,
-                    kl=rl.kl_coef * rl.kl_decay ** (update - 1),
+                    kl=rl.kl_weight(update),
                     policy=0.0 if update <= rl.value_warmup else 1.0,
                 )
                 last_epoch: list[torch.Tensor] = []

@@ -43,6 +43,7 @@ class RLSettings(ComponentSettings):
     kl_decay: float = Field(
         0.995, gt=0.0, le=1.0, description="factor on the KL weight after every update (VPT: anneal the anchor)"
     )
+    kl_floor: float = Field(0.0, ge=0.0, description="the KL weight decays no lower than this (0: down to nothing)")
     max_kl: float = Field(
         10.0,
         gt=0.0,
@@ -92,6 +93,11 @@ class RLSettings(ComponentSettings):
         if value == 1:
             raise ValueError("a paired confirmation needs 0 (none) or at least 2 episodes")
         return value
+
+    def kl_weight(self, update: int) -> float:
+        """The KL weight of update ``update`` (1, 2, …): ``kl_coef · kl_decay^(update − 1)``, not below
+        ``kl_floor`` (nor above ``kl_coef``: a floor above the start weight holds it at the start)."""
+        return max(min(self.kl_floor, self.kl_coef), self.kl_coef * self.kl_decay ** (update - 1))
 
 
 __all__ = ["RLSettings"]
