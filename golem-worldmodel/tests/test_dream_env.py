@@ -234,3 +234,20 @@ def test_ensemble_members_must_fit(rnn, pool):
         DreamEnv(rnn, pool, 2, members=[MDNRNN(5, N_ACTIONS, hidden=16, gaussians=3)])
     with pytest.raises(GolemError, match="ensemble death must be one of max, drawn"):
         DreamEnv(rnn, pool, 2, members=[_member(2)], death="mean")
+
+
+def test_each_row_gets_the_heads_of_its_drawn_member():
+    """Only the drawn member's heads are computed for a row; they equal that member's :meth:`MDNRNN.heads`."""
+    from golem_worldmodel.dream_env import _drawn_heads
+
+    models = [_member(s) for s in (1, 2, 3)]
+    outs = [torch.randn(40, 16, generator=torch.Generator().manual_seed(s)) for s in range(3)]
+    pick = torch.tensor([0, 1, 2, 2] * 10)
+    pick[:5] = 1  # member 0 drawn on fewer rows; every member on some
+    got = _drawn_heads(models, outs, pick)
+    full = [m.heads(o) for m, o in zip(models, outs, strict=True)]
+    for key in ("logit_pi", "mu", "log_sigma", "reward", "done_logit"):
+        want = torch.stack([full[int(k)][key][row] for row, k in enumerate(pick)])
+        torch.testing.assert_close(got[key], want)
+    none_drawn = _drawn_heads(models, outs, torch.ones(40, dtype=torch.long))  # a member no row drew
+    torch.testing.assert_close(none_drawn["mu"], full[1]["mu"])

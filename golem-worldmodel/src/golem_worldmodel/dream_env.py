@@ -255,20 +255,18 @@ class DreamEnv(gymnasium.vector.VectorEnv):
             z = self._z[rows]
             states = [(s[0][:, rows], s[1][:, rows]) for s in states]
         a = actions.to(self.device).long()
-        stepped = [rnn.step(z, a, state) for rnn, state in zip([self.rnn, *self.members], states)]
+        models = [self.rnn, *self.members]
+        stepped = [rnn.advance(z, a, state) for rnn, state in zip(models, states)]
         new_states = [state for _, state in stepped]
         noise = self._noise(rows)
-        heads = stepped[0][0]
         if self.members:
-            every = [h for h, _ in stepped]
-            pick = (noise[3] * len(every)).long().clamp_(max=len(every) - 1)  # [n] the drawn member
-            heads = {
-                k: torch.stack([h[k] for h in every])[pick, torch.arange(len(pick), device=pick.device)] for k in heads
-            }
+            pick = (noise[3] * len(models)).long().clamp_(max=len(models) - 1)  # [n] the drawn member
+            heads = _drawn_heads(models, [out for out, _ in stepped], pick)
+        else:
+            heads = self.rnn.heads(stepped[0][0])
         if self.members and self.death == "max":
-            p_done = (
-                torch.sigmoid(torch.stack([h["done_logit"] for h, _ in stepped])).max(0).values
-            )  # [n] the most pessimistic
+            done_logits = torch.stack([m.done(out)[:, 0] for m, (out, _) in zip(models, stepped)])
+            p_done = torch.sigmoid(done_logits).max(0).values  # [n] the most pessimistic
         else:
             p_done = torch.sigmoid(heads["done_logit"])
         if self.termination == "threshold":
@@ -395,6 +393,27 @@ class DreamEnv(gymnasium.vector.VectorEnv):
             truncated.cpu().numpy(),
             info,
         )
+
+
+def _drawn_heads(models: Sequence[MDNRNN], outs: Sequence[torch.Tensor], pick: torch.Tensor) -> dict[str, torch.Tensor]:
+    """Each dream's heads from its drawn member: ``outs[i] [n, H]`` member ``i``'s LSTM outputs, ``pick [n]``.
+
+    Only the drawn member's heads are computed for a row (the members' mixture heads were most of a step's
+    work after the LSTMs); the values are those of :meth:`MDNRNN.heads` of that member.
+    """
+    n = pick.shape[0]
+    first = models[0]
+    p = outs[0].new_empty((n, first.mdn.out_features))
+    reward, done = outs[0].new_empty(n), outs[0].new_empty(n)
+    for i, (m, out) in enumerate(zip(models, outs, strict=True)):
+        rows = (pick == i).nonzero(as_tuple=True)[0]
+        if len(rows) == 0:
+            continue
+        mine = out[rows]
+        p[rows] = m.mdn(mine)
+        reward[rows] = m.reward(mine)[:, 0]
+        done[rows] = m.done(mine)[:, 0]
+    return {**first.mixture(p), "reward": reward, "done_logit": done}
 
 
 def dream_returns(

@@ -66,14 +66,23 @@ class MDNRNN(nn.Module):
 
     def heads(self, out: torch.Tensor) -> dict[str, torch.Tensor]:
         """LSTM outputs ``[..., H]`` → ``logit_pi, mu, log_sigma [..., Z, K]``, ``reward, done_logit [...]``."""
-        p = self.mdn(out).unflatten(-1, (3, self.z_dim, self.gaussians))
         return {
-            "logit_pi": p[..., 0, :, :],
-            "mu": p[..., 1, :, :],
-            "log_sigma": p[..., 2, :, :].clamp(-7.0, 5.0),
+            **self.mixture(self.mdn(out)),
             "reward": self.reward(out)[..., 0],
             "done_logit": self.done(out)[..., 0],
         }
+
+    def mixture(self, p: torch.Tensor) -> dict[str, torch.Tensor]:
+        """The mixture head's raw output ``[..., 3·Z·K]`` → ``logit_pi, mu, log_sigma [..., Z, K]``."""
+        p = p.unflatten(-1, (3, self.z_dim, self.gaussians))
+        return {"logit_pi": p[..., 0, :, :], "mu": p[..., 1, :, :], "log_sigma": p[..., 2, :, :].clamp(-7.0, 5.0)}
+
+    def advance(
+        self, z: torch.Tensor, actions: torch.Tensor, state: tuple[torch.Tensor, torch.Tensor]
+    ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
+        """The LSTM alone, one step: ``z [B, Z]``, ``actions [B]``, ``(h, c)`` → (output ``[B, H]``, ``(h', c')``)."""
+        out, state = self.lstm(self.inputs(z, actions)[:, None], state)
+        return out[:, 0], state
 
     def forward(
         self, z: torch.Tensor, actions: torch.Tensor, state: tuple[torch.Tensor, torch.Tensor] | None = None
@@ -89,8 +98,8 @@ class MDNRNN(nn.Module):
 
         ``h'[0]`` is ``h_{t+1}``: the state that has consumed ``(z_t, a_t)``.
         """
-        out, state = self.lstm(self.inputs(z, actions)[:, None], state)
-        return self.heads(out[:, 0]), state
+        out, state = self.advance(z, actions, state)
+        return self.heads(out), state
 
 
 def mdn_nll(heads: dict[str, torch.Tensor], target: torch.Tensor) -> torch.Tensor:
