@@ -81,6 +81,20 @@ class Latents:
             episode_ids=[self.episode_ids[e] for e in idx],
         )
 
+    @classmethod
+    def join(cls, parts: list[Latents]) -> Latents:
+        """The episodes of ``parts``, in order, as one :class:`Latents` (at least one part)."""
+        lengths = np.concatenate([p.lengths() for p in parts])
+        return cls(
+            mu=np.concatenate([p.mu for p in parts]),
+            logvar=np.concatenate([p.logvar for p in parts]),
+            actions=np.concatenate([p.actions for p in parts]),
+            rewards=np.concatenate([p.rewards for p in parts]),
+            done=np.concatenate([p.done for p in parts]),
+            offsets=np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
+            episode_ids=[i for p in parts for i in p.episode_ids],
+        )
+
 
 def store_episodes(store: TrajectoryStore, scenario: str | None = None) -> list[Any]:
     """This pipeline's episodes in ``store`` (tag ``wm-random``; of ``scenario`` when given), by id."""
@@ -108,14 +122,26 @@ def encode_store(
     scenario: str | None = None,
     batch: int = 256,
     on_episode: Callable[[int, int], None] | None = None,
+    known: Latents | None = None,
 ) -> Latents:
     """Encode every pipeline episode of the store with ``vae`` (eval mode). ``on_episode(done, total)`` reports
-    progress."""
+    progress.
+
+    ``known``: latents of the same VAE whose episodes are the store's first ones, in order (a round's
+    earlier data); only the episodes after them are encoded, and the result is ``known`` followed by them —
+    the arrays a full encoding gives (an episode is encoded alone, in the same batches).
+    """
     vae.eval()
     with TrajectoryStore.open(store_path) as store:
         infos = store_episodes(store, scenario)
         if not infos:
             raise GolemError(f"no collected episodes in {store_path}; run `golem dream collect` first")
+        if known is not None:
+            if [i.id for i in infos[: len(known.episode_ids)]] != known.episode_ids:
+                raise GolemError("the known latents are not the store's first episodes; encode the store afresh")
+            infos = infos[len(known.episode_ids) :]
+            if not infos:
+                return known
         mus, logvars, acts, rews, dones = [], [], [], [], []
         for n, info in enumerate(infos):
             frames = np.asarray(store.read(info, "frames"))
@@ -134,7 +160,7 @@ def encode_store(
             if on_episode is not None:
                 on_episode(n + 1, len(infos))
     lengths = [len(a) for a in acts]
-    return Latents(
+    new = Latents(
         mu=np.concatenate(mus).astype(np.float32),
         logvar=np.concatenate(logvars).astype(np.float32),
         actions=np.concatenate(acts),
@@ -143,6 +169,7 @@ def encode_store(
         offsets=np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
         episode_ids=[i.id for i in infos],
     )
+    return new if known is None else Latents.join([known, new])
 
 
 def save_latents(path: Path, latents: Latents, vae_sha: str, scenario: str | None) -> Path:

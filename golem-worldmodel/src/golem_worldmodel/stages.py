@@ -91,12 +91,15 @@ def ensure_latents(c: Context) -> Any:
 
     c.require(c.paths.vae, "train-vae")
     vae_sha = read_metadata(c.paths.vae)["sha256"]
+    known = None
     if c.paths.latents.is_file():
         latents, meta = load_latents(c.paths.latents)
         with TrajectoryStore.open(c.paths.store) as store:
             ids = [i.id for i in store_episodes(store, c.scenario)]
         if meta.get("vae_sha256") == vae_sha and latents.episode_ids == ids:
             return latents
+        if meta.get("vae_sha256") == vae_sha and latents.episode_ids == ids[: len(latents.episode_ids)]:
+            known = latents  # the same VAE, episodes added since: only those are encoded
         log.info(
             "dream.latents.stale",
             reason="the VAE changed"
@@ -107,7 +110,11 @@ def ensure_latents(c: Context) -> Any:
     with c.progress("encode") as progress:
         task = progress.add_task("frames → mu, logvar", total=None, info="")
         latents = encode_store(
-            vae, c.paths.store, c.scenario, on_episode=lambda d, t: progress.update(task, completed=d, total=t)
+            vae,
+            c.paths.store,
+            c.scenario,
+            on_episode=lambda d, t: progress.update(task, completed=d, total=t),
+            known=known,
         )
     save_latents(c.paths.latents, latents, vae_sha, c.scenario)
     return latents
