@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -69,3 +70,15 @@ def test_random_expert_contract_and_never_a_scoreboards_expert(golem_cli) -> Non
     assert expert_for(registry, "rocket_basic") is None and expert_for(registry, "take_cover") == "take_cover"
     listed = golem_cli(["plugins", "list"], env={"COLUMNS": "300"}, check=True).stdout
     assert "random" in listed
+
+
+def test_a_variants_expert_is_its_scenarios_expert(tmp_path: Path) -> None:
+    """A look-alike variant of a shipped scenario is scored against that scenario's expert, never a collector
+    (the world model's random-hold plays take_cover too, and its name sorts first)."""
+    registry = load_plugins().registry
+    for scenario in ("take_cover", "defend_the_center", "health_gathering"):
+        cfg = tmp_path / f"{scenario}-look.cfg"
+        cfg.write_text("doom_map = map01\n")
+        cfg.with_suffix(".variant.json").write_text(json.dumps({"scenario": scenario}))
+        assert expert_for(registry, str(cfg)) == scenario
+    assert not getattr(registry.get("experts", "random-hold").obj, "reference", True)

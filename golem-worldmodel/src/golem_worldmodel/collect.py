@@ -103,6 +103,8 @@ class RandomHoldPolicy(RandomHolds, Expert):
 
     name = EXPERT_NAME
     scenarios = ("take_cover", "defend_the_center", "health_gathering")
+    #: The world model's collector, not an expert a scoreboard scores against.
+    reference = False
     settings_model = RandomHoldSettings
 
     def __init__(self, action_names: Sequence[str], settings: GolemSettings | None = None) -> None:

@@ -52,7 +52,7 @@ from golem.runtime.agent import Agent, check_compatible, latency_summary, load_a
 from golem.runtime.rollout import EpisodeResult, run_episode
 from golem.runtime.session import Session
 from golem.runtime.workers import WorkerPool, run_pool, serve
-from golem.scenarios import step_limit
+from golem.scenarios import step_limit, variant_of
 from golem.sensors import build_sensors
 from golem.settings import GolemSettings
 
@@ -65,13 +65,15 @@ ROLES = ("model", "random", "expert")
 
 
 def expert_for(registry: Registry, scenario: str) -> str | None:
-    """The name of a registered reference expert that plays ``scenario`` (its own namesake first), or ``None``.
+    """The name of a registered reference expert that plays ``scenario`` (its own namesake first — for a
+    look-alike variant, its shipped scenario's namesake), or ``None``.
 
-    Experts with ``reference = False`` (the random one) are never a scenario's expert on a scoreboard.
+    Experts with ``reference = False`` (the random one, collectors) are never a scenario's expert on a scoreboard.
     """
     names = [n for n in registry.names("experts") if getattr(registry.get("experts", n).obj, "reference", True)]
-    if scenario in names and expert_plays(registry.get("experts", scenario).obj, scenario):
-        return scenario
+    for own in (scenario, variant_of(scenario)):
+        if own in names and expert_plays(registry.get("experts", own).obj, scenario):
+            return own
     for name in names:
         if expert_plays(registry.get("experts", name).obj, scenario):
             return name
