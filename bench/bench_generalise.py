@@ -6,7 +6,9 @@ For each scenario (``--scenario``, repeatable) and each training recipe (``--row
 * ``augment``: the same episodes, trained with image augmentations (``--augment``, default ``shift,colour``);
 * ``vary``: the spec's episodes recorded with ``golem run record --vary`` (``--train-vary``, default
   ``textures,monsters,light``): every episode on a variant of its own, built from the episode's seed;
-* ``both``: the varied episodes, trained with the augmentations.
+* ``both``: the varied episodes, trained with the augmentations;
+* ``mix``: half the spec's episodes on the shipped map, half each on a variant of its own (as many
+  episodes as the other rows), trained with the augmentations.
 
 Every model plays the shipped map and held-out variants — variants built from seeds no recording used
 (900,000 on), single modifications and combinations of two and three (:data:`EVAL_VARIANTS`) — on the same
@@ -68,7 +70,7 @@ def eval_variants(scenario: str) -> list[tuple[str, list[str]]]:
 EVAL_VARIANT_SEED = 900_000
 #: First seed of the evaluation episodes (training seeds start at 0).
 EVAL_SEED = 20_000
-ROWS = ("plain", "augment", "vary", "both")
+ROWS = ("plain", "augment", "vary", "both", "mix")
 
 
 def _load() -> dict[str, Any]:
@@ -109,19 +111,24 @@ def variant_config(work: Path, scenario: str, mods: list[str], seed: int) -> str
     return build_world(GolemSettings(), host.registry, plan, seed).scenario
 
 
-def record_store(work: Path, scenario: str, varied: list[str] | None, workers: int) -> Path:
-    """The row's demonstrations: the spec's expert episodes, plain or each on a variant of its own."""
-    store = work / ("store-vary" if varied else "store-plain")
+def record_store(work: Path, scenario: str, varied: list[str] | None, workers: int, mixed: bool = False) -> Path:
+    """The row's demonstrations: the spec's expert episodes, plain or each on a variant of its own; ``mixed``:
+    the first half plain, the rest varied (recording continues after the stored seeds)."""
+    store = work / ("store-mix" if mixed else "store-vary" if varied else "store-plain")
     done = work / f"{store.name}.recorded.json"
     if done.exists() or (store.is_symlink() and store.exists()):
         return store
     started = time.perf_counter()
     args = ["run", "record", "--expert", scenario, "--store", str(store), "--workers", str(workers)]
     args += ["--set", f"data.root={work / 'data'}"]
+    if mixed:
+        total = scenario_spec(scenario).episodes
+        golem(*args, "--episodes", str(total // 2))
+        args += ["--episodes", str(total - total // 2)]
     if varied:
         args += ["--vary", ",".join(varied)]
     golem(*args)
-    done.write_text(json.dumps({"seconds": round(time.perf_counter() - started, 1), "vary": varied}))
+    done.write_text(json.dumps({"seconds": round(time.perf_counter() - started, 1), "vary": varied, "mixed": mixed}))
     return store
 
 
@@ -211,12 +218,13 @@ def run_scenario(
         "augment": (None, augment),
         "vary": (varied, []),
         "both": (varied, augment),
+        "mix": (varied, augment),
     }
     board: dict[str, Any] = {"maps": {k: str(v) for k, v in maps.items()}, "rows": {}, "baselines": {}}
     baseline_model: str | None = None
     for row in rows:
         vary_mods, aug = recipes[row]
-        store = record_store(work, scenario, vary_mods, workers)
+        store = record_store(work, scenario, vary_mods, workers, mixed=row == "mix")
         trained = train_model(work, row, store, aug)
         model = trained["active"] or trained["checkpoint"]
         if baseline_model is None:
@@ -233,7 +241,11 @@ def run_scenario(
                     "expert_se": _se(summary, "expert"),
                 }
             scores[name] = {"model": _mean(summary, "model"), "model_se": _se(summary, "model")}
-        board["rows"][row] = {"recipe": {"vary": vary_mods, "augment": aug}, "trained": trained, "scores": scores}
+        board["rows"][row] = {
+            "recipe": {"vary": vary_mods, "augment": aug, "mixed": row == "mix"},
+            "trained": trained,
+            "scores": scores,
+        }
     return summarise(board)
 
 

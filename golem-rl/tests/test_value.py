@@ -54,3 +54,22 @@ def test_warm_up_keeps_the_value_gradient_out_of_the_policy(model):
 def test_a_model_without_features_cannot_be_fine_tuned():
     with pytest.raises(GolemError, match="cannot be fine-tuned"):
         check_model(nn.Linear(3, 3), "odd")
+
+
+def test_a_centred_head_presses_where_the_source_plays(model):
+    """After centring, a button's sampled probability passes 0.5 exactly where the source's passed its threshold."""
+    from golem_rl.value import centre_head
+
+    inputs, hx, starts, spans = segment(model, rows=4, steps=6, seed=3)
+    before, _, _ = policy_and_value(model, None, inputs, hx, starts, spans)
+    width = before.shape[-1]
+    tau = [0.2 + 0.6 * i / max(1, width - 1) for i in range(width)]
+    centred = copy.deepcopy(model)
+    centre_head(centred, tau)
+    after, _, _ = policy_and_value(centred, None, inputs, hx, starts, spans)
+    torch.testing.assert_close(torch.sigmoid(after), torch.sigmoid(before - torch.logit(torch.tensor(tau))))
+    assert torch.equal(torch.sigmoid(after) > 0.5, torch.sigmoid(before) > torch.tensor(tau))
+    with pytest.raises(GolemError, match="one press threshold in"):
+        centre_head(copy.deepcopy(model), [0.5] * (width + 1))
+    with pytest.raises(GolemError, match="one press threshold in"):
+        centre_head(copy.deepcopy(model), 1.0)

@@ -47,6 +47,7 @@ from golem.learning.checkpoints import load_checkpoint, restore, save_checkpoint
 from golem.learning.distributed import Ranks
 from golem.learning.tensorboard import run_folder
 from golem.registry import Registry
+from golem.runtime.agent import model_threshold
 from golem.settings import GolemSettings, section
 from golem.threads import set_threads
 from golem_rl.batch import stack_segments
@@ -59,7 +60,7 @@ from golem_rl.rollouts import RolloutWorkers, WorkerPlan
 from golem_rl.runlog import RunLog
 from golem_rl.selection import BestByPlay, Evaluation
 from golem_rl.settings import RLSettings
-from golem_rl.value import ValueHead, check_model, policy_and_value
+from golem_rl.value import ValueHead, centre_head, check_model, policy_and_value
 
 log = structlog.get_logger(__name__)
 
@@ -201,6 +202,8 @@ def finetune(
     spec = source.spec
     width = check_model(source.model, spec.model)
     policy = source.model.eval()
+    if rl.thresholds == "centred":
+        centre_head(policy, model_threshold(source.metadata))
     # The anchor runs with autograd recording as the policy does (it is never stepped), so at the first update
     # both give the same bits and the KL is exactly 0; a no-grad pass differs in the last bits (~1e-6).
     reference = copy.deepcopy(policy)
@@ -427,7 +430,9 @@ class _Keeper:
         self.events: RunLog | None = None
 
     def metadata(self, evaluation: Evaluation | None) -> dict[str, Any]:
-        thresholds = {name: 0.5 for name in self.spec.action_names} if self.rl.thresholds == "mode" else None
+        thresholds = (
+            {name: 0.5 for name in self.spec.action_names} if self.rl.thresholds in ("mode", "centred") else None
+        )
         return finetuned_metadata(
             self.plan.model_path,
             self.source_metadata,

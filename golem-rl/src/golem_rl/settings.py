@@ -73,11 +73,13 @@ class RLSettings(ComponentSettings):
         "paired gain exceeds confirm_margin standard errors (0: keep on the held-out score alone)",
     )
     confirm_margin: float = Field(1.0, ge=0.0, description="standard errors the confirmed gain must exceed")
-    thresholds: Literal["source", "mode"] = Field(
+    thresholds: Literal["source", "mode", "centred"] = Field(
         "source",
         description="press thresholds of the fine-tuned checkpoint in play and evaluation: source = the cloned "
         "checkpoint's (calibrated for its probabilities, so fine-tuning starts from the play it had), mode = 0.5 "
-        "(each button's likelier value under the sampled policy)",
+        "(each button's likelier value under the sampled policy), centred = the head's biases take in the "
+        "source's thresholds, so the sampled policy presses a button more often than not exactly where the "
+        "source's play presses it, and the fine-tuned checkpoint presses at 0.5",
     )
     seed: int = Field(0, ge=0, le=1_000, description="seed of the value head, the sampling and the episodes")
     timeout: float = Field(

@@ -8,7 +8,7 @@ play, evaluation and tuning load the fine-tuned file like any other model.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import torch
 from torch import nn
@@ -47,6 +47,27 @@ def check_model(model: nn.Module, name: str) -> int:
             "head (as golem-models' cfc and lstm have)"
         )
     return int(head.in_features)
+
+
+@torch.no_grad()
+def centre_head(model: nn.Module, thresholds: float | Sequence[float]) -> None:
+    """Shift ``model.head``'s biases by ``−logit(threshold)`` per button (in place).
+
+    A button the source presses when ``σ(z) > τ`` is then pressed when ``σ(z') > 0.5``: the sampled policy
+    presses it more often than not exactly where the source's play does, and its mode is that play.
+
+    Raises:
+        GolemError: a threshold outside (0, 1), or not one per button.
+    """
+    bias = model.head.bias
+    tau = torch.as_tensor(thresholds, dtype=bias.dtype)
+    if tau.dim() == 0:
+        tau = tau.expand(bias.shape)
+    if tau.shape != bias.shape or not bool(((tau > 0) & (tau < 1)).all()):
+        raise GolemError(
+            f"centring needs one press threshold in (0, 1) per button ({bias.numel()}), got {tau.tolist()}"
+        )
+    bias.sub_(torch.logit(tau))
 
 
 def policy_and_value(
