@@ -24,6 +24,8 @@ def test_defaults_and_overrides(registry):
     assert rl.kl_coef > 0 and rl.thresholds == "source" and rl.shapers == {}
     rl = section(settings(registry, **{"rl.kl_coef": 0.5, "rl.shapers": {"kills": 1.0}}), RLSettings)
     assert rl.kl_coef == 0.5 and rl.shapers == {"kills": 1.0}
+    rl = section(settings(registry, **{"rl.thresholds": "centred", "rl.sharpen": 4.0}), RLSettings)
+    assert rl.thresholds == "centred" and rl.sharpen == 4.0
 
 
 def test_the_kl_weight_decays_to_its_floor(registry):
@@ -40,6 +42,7 @@ def test_the_kl_weight_decays_to_its_floor(registry):
     [
         ("rl.clip", 1.5, "rl.clip"),
         ("rl.kl_floor", -0.1, "rl.kl_floor"),
+        ("rl.sharpen", 4.0, "rl.thresholds = centred"),
         ("rl.confirm_episodes", 1, "paired confirmation"),
         ("rl.thresholds", "median", "rl.thresholds"),
         ("rl.no_such_key", 1, "unknown setting"),

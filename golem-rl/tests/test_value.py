@@ -73,3 +73,16 @@ def test_a_centred_head_presses_where_the_source_plays(model):
         centre_head(copy.deepcopy(model), [0.5] * (width + 1))
     with pytest.raises(GolemError, match="one press threshold in"):
         centre_head(copy.deepcopy(model), 1.0)
+
+
+def test_a_sharpened_head_keeps_its_mode_and_moves_away_from_a_half(model):
+    from golem_rl.value import sharpen_head
+
+    inputs, hx, starts, spans = segment(model, rows=3, steps=4, seed=5)
+    before, _, _ = policy_and_value(model, None, inputs, hx, starts, spans)
+    sharp = copy.deepcopy(model)
+    sharpen_head(sharp, 4.0)
+    after, _, _ = policy_and_value(sharp, None, inputs, hx, starts, spans)
+    torch.testing.assert_close(after, 4.0 * before)
+    p, q = torch.sigmoid(before), torch.sigmoid(after)
+    assert torch.equal(p > 0.5, q > 0.5) and bool(((q - 0.5).abs() >= (p - 0.5).abs()).all())

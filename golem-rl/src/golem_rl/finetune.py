@@ -60,7 +60,7 @@ from golem_rl.rollouts import RolloutWorkers, WorkerPlan
 from golem_rl.runlog import RunLog
 from golem_rl.selection import BestByPlay, Evaluation
 from golem_rl.settings import RLSettings
-from golem_rl.value import ValueHead, centre_head, check_model, policy_and_value
+from golem_rl.value import ValueHead, centre_head, check_model, policy_and_value, sharpen_head
 
 log = structlog.get_logger(__name__)
 
@@ -204,6 +204,8 @@ def finetune(
     policy = source.model.eval()
     if rl.thresholds == "centred":
         centre_head(policy, model_threshold(source.metadata))
+    if rl.sharpen != 1.0:
+        sharpen_head(policy, rl.sharpen)
     # The anchor runs with autograd recording as the policy does (it is never stepped), so at the first update
     # both give the same bits and the KL is exactly 0; a no-grad pass differs in the last bits (~1e-6).
     reference = copy.deepcopy(policy)

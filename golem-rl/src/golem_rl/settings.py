@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from golem.settings import ComponentSettings
 
@@ -81,6 +81,14 @@ class RLSettings(ComponentSettings):
         "source's thresholds, so the sampled policy presses a button more often than not exactly where the "
         "source's play presses it, and the fine-tuned checkpoint presses at 0.5",
     )
+    sharpen: float = Field(
+        1.0,
+        ge=1.0,
+        le=100.0,
+        description="factor on the head's weights and biases at the start, for the policy and its anchor: the "
+        "sampled buttons follow the likelier value more often (1: the source's probabilities; with "
+        "thresholds = centred the likelier value is the source's play)",
+    )
     seed: int = Field(0, ge=0, le=1_000, description="seed of the value head, the sampling and the episodes")
     timeout: float = Field(
         300.0,
@@ -95,6 +103,15 @@ class RLSettings(ComponentSettings):
         if value == 1:
             raise ValueError("a paired confirmation needs 0 (none) or at least 2 episodes")
         return value
+
+    @model_validator(mode="after")
+    def _sharpen_keeps_play(self) -> RLSettings:
+        if self.sharpen != 1.0 and self.thresholds == "source":
+            raise ValueError(
+                "rl.sharpen moves probabilities across the source's thresholds: use it with rl.thresholds = "
+                "centred (or mode)"
+            )
+        return self
 
     def kl_weight(self, update: int) -> float:
         """The KL weight of update ``update`` (1, 2, …): ``kl_coef · kl_decay^(update − 1)``, not below

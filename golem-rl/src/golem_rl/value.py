@@ -70,6 +70,14 @@ def centre_head(model: nn.Module, thresholds: float | Sequence[float]) -> None:
     bias.sub_(torch.logit(tau))
 
 
+@torch.no_grad()
+def sharpen_head(model: nn.Module, factor: float) -> None:
+    """Multiply ``model.head``'s weights and biases by ``factor`` (in place): every logit scales by it, so each
+    button's probability moves away from 0.5 and its likelier value — the mode, and play at 0.5 — stays."""
+    model.head.weight.mul_(factor)
+    model.head.bias.mul_(factor)
+
+
 def policy_and_value(
     model: nn.Module,
     value_head: ValueHead | None,
