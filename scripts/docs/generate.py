@@ -976,6 +976,7 @@ TABLES: dict[str, Callable[[Results], str]] = {
     "dream-speed": dream_speed,
     "dream-calibration": dream_calibration,
     "dream-rounds": bench_table("dream_rounds"),
+    "dream-threads": bench_table("dream_threads"),
     "dream-controllers": dream_controllers,
     "dream-controllers-latest": lambda results: dream_controllers(results, latest_only=True),
     "latency": latency,
@@ -1140,6 +1141,13 @@ BENCHMARK_SECTIONS = [
         "`golem dream iterate` per training seed: what each round's controller survives in the real engine "
         "(its check) and in its own dream, the dream's calibration, and the kept controller on 100 unseen episodes.",
         "dream-rounds",
+    ),
+    (
+        "World model: threads per stage",
+        "bench_dream_threads.py",
+        "The world-model stages' inner loops (a CMA-ES generation, a VAE step, an MDN-RNN step) with the `cpu` "
+        "preset's sizes at 1 and 2 torch threads, interleaved.",
+        "dream-threads",
     ),
     (
         "Dream-trained controllers",

@@ -43,7 +43,14 @@ PresetOpt = Annotated[
 ScenarioOpt = Annotated[str, typer.Option("--scenario", "-s", help="ViZDoom scenario.")]
 SeedOpt = Annotated[int, typer.Option("--seed", min=0, help="Random seed.")]
 ThreadsOpt = Annotated[
-    int, typer.Option("--threads", min=1, max=256, help="Torch CPU threads (1 is fastest on a busy machine).")
+    Optional[int],
+    typer.Option(
+        "--threads",
+        min=1,
+        max=256,
+        help="Torch CPU threads (default: OMP_NUM_THREADS, else every core this process may use; 1 is fastest "
+        "beside other heavy work).",
+    ),
 ]
 SetOpt = Annotated[
     Optional[list[str]],
@@ -65,7 +72,7 @@ def collect_command(
         Optional[int], typer.Option("--episodes", "-n", min=1, help="Target episodes in the store.")
     ] = None,
     workers: Annotated[Optional[int], typer.Option("--workers", "-w", min=1, max=64, help="Parallel engines.")] = None,
-    threads: ThreadsOpt = 1,
+    threads: ThreadsOpt = None,
     set_: SetOpt = None,
 ) -> None:
     """Random rollouts (an action held 1–10 tics), then the preset's probe episodes (held 50–300 tics), into the \
@@ -86,7 +93,7 @@ def train_vae_command(
     scenario: ScenarioOpt = "take_cover",
     seed: SeedOpt = 0,
     epochs: Annotated[Optional[int], typer.Option("--epochs", min=1, help="Target epochs.")] = None,
-    threads: ThreadsOpt = 1,
+    threads: ThreadsOpt = None,
     set_: SetOpt = None,
 ) -> None:
     """Train the convolutional VAE on the collected 64×64 frames (continues from its checkpoint)."""
@@ -103,7 +110,7 @@ def train_rnn_command(
     scenario: ScenarioOpt = "take_cover",
     seed: SeedOpt = 0,
     epochs: Annotated[Optional[int], typer.Option("--epochs", min=1, help="Target epochs.")] = None,
-    threads: ThreadsOpt = 1,
+    threads: ThreadsOpt = None,
     set_: SetOpt = None,
 ) -> None:
     """Encode the frames (mu, logvar per frame), then train the MDN-RNN on sampled latents \
@@ -136,7 +143,7 @@ def train_controller_command(
     termination: Annotated[
         Optional[str], typer.Option("--termination", help="threshold (p_done > 0.5) or sample (Bernoulli).")
     ] = None,
-    threads: ThreadsOpt = 1,
+    threads: ThreadsOpt = None,
     set_: SetOpt = None,
 ) -> None:
     """Evolve the linear controller with CMA-ES inside the dream; the best is checked in the real engine \
@@ -183,7 +190,7 @@ def iterate_command(
             help="Stop once the dream is honest, or run every round (default: dream.stop_when_honest).",
         ),
     ] = None,
-    threads: ThreadsOpt = 1,
+    threads: ThreadsOpt = None,
     set_: SetOpt = None,
 ) -> None:
     """The pipeline, then rounds of: collect with the kept controller (plus ε-random holds), fine-tune V and M \
@@ -281,7 +288,7 @@ def evaluate_command(
     which: Annotated[
         str, typer.Option("--controller", help="mean (the CMA-ES mean) or best (top candidate of the last generation).")
     ] = "mean",
-    threads: ThreadsOpt = 1,
+    threads: ThreadsOpt = None,
     set_: SetOpt = None,
 ) -> None:
     """Play the controller in the real engine (same recurrence as the dream): survival mean ± std."""
@@ -383,7 +390,7 @@ def render_command(
     seed: SeedOpt = 0,
     steps: Annotated[int, typer.Option("--steps", min=1, help="Most frames to render.")] = 500,
     out: Annotated[Optional[Path], typer.Option("--out", "-o", help="GIF path (default: <run>/dream.gif).")] = None,
-    threads: ThreadsOpt = 1,
+    threads: ThreadsOpt = None,
     set_: SetOpt = None,
 ) -> None:
     """A GIF of the controller inside its own dream (decoded by the VAE), beside a real rollout."""

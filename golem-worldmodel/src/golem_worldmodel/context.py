@@ -28,18 +28,19 @@ class Context:
         preset: str | None,
         scenario: str,
         set_: list[str] | None,
-        threads: int = 1,
+        threads: int | None = None,
         *,
         creates: bool = False,
         check: Callable[[RunPaths], None] | None = None,
         **overrides: Any,
     ) -> None:
-        """``creates``: this stage may start a new run folder (``collect``, ``train-vae``, ``iterate``); the
+        """``threads``: torch's CPU threads (``None``: ``OMP_NUM_THREADS``, else every core; :mod:`golem.threads`).
+        ``creates``: this stage may start a new run folder (``collect``, ``train-vae``, ``iterate``); the
         others read an existing one, so a missing run changes nothing on disk before their one-line error.
         ``check(paths)``: validates the run's own files before anything is written (raises ``GolemError``)."""
-        import torch
+        from golem.threads import set_threads
 
-        torch.set_num_threads(threads)
+        set_threads(1, threads)  # the stages run one after another: alone, this process may use every core
         root = ctx.find_root().obj
         self.err: Console = getattr(root, "err", Console(stderr=True))
         self.out: Console = getattr(root, "out", Console())
