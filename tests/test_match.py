@@ -321,6 +321,18 @@ def test_a_player_joining_from_another_command_ends_on_the_hosts_time_limit(gole
     _no_new_engines(before)
 
 
+def test_episode_tics_count_from_the_first_tic_played() -> None:
+    """Pure logic beside the test above: a player joined over the network can return from ``new_episode``
+    before the game's first tic (its counter 0 where the host's reads 1); its episode still ran 150 tics."""
+    from golem_match.lockstep import episode_tics
+
+    host, guest = list(range(1, 151)), [1, 2, 3, *range(5, 149), 150]  # the guest skipped tics 4 and 149
+    assert episode_tics(151, host, start_tic=1) == episode_tics(151, guest, start_tic=0) == 150
+    assert episode_tics(151, [0, *guest], start_tic=0) == 150  # it passed the barrier before the game began
+    assert episode_tics(0, host, start_tic=1) == 150  # a frag limit reset the counter: the tic after the last
+    assert episode_tics(40, [], start_tic=1) == 39
+
+
 def test_an_all_local_match_hosts_on_a_random_port_not_doom_s_own(golem_cli):
     well_known = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     try:

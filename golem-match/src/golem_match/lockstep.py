@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from golem.errors import GolemError
@@ -76,4 +76,22 @@ class TicBarrier:
         self.tic.append(int(self.clock()))
 
 
-__all__ = ["MatchAborted", "TicBarrier"]
+def episode_tics(end_clock: int, tics: Sequence[int], start_tic: int) -> int:
+    """Tics a player's game ran in an episode, from its first tic to its end.
+
+    Args:
+        end_clock: the engine's tic counter after the episode (0 once a frag limit ended the map).
+        tics: the counter before each tic the player advanced (:attr:`TicBarrier.tic`).
+        start_tic: the counter when ``new_episode`` returned.
+
+    A player who joined over the network can return from ``new_episode`` before the game's first tic has
+    run — its counter still 0 where the host's reads 1 — and may pass the barrier once more before the
+    counter moves; a started episode's counter is never 0, so such a player's episode began at the first
+    tic it logged above 0. The end is the tic after the last one advanced when the counter was reset.
+    """
+    first = int(start_tic) if start_tic > 0 else min((int(t) for t in tics if t > 0), default=1)
+    last = int(tics[-1]) + 1 if tics else 0
+    return max(max(int(end_clock), last) - first, 0)
+
+
+__all__ = ["MatchAborted", "TicBarrier", "episode_tics"]

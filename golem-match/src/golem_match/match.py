@@ -40,7 +40,7 @@ from golem.runtime.netgame import (
 )
 from golem.runtime.rollout import EpisodeResult, HumanPolicy, Observer, policy_name, run_episode
 from golem.runtime.workers import die_with_parent
-from golem_match.lockstep import MatchAborted, TicBarrier
+from golem_match.lockstep import MatchAborted, TicBarrier, episode_tics
 
 log = structlog.get_logger(__name__)
 
@@ -491,8 +491,7 @@ def _play(
             "deaths": int(game.get_game_variable(GameVariable.DEATHCOUNT)),
             "kills": result.kills,
             "tics": paced.alive_tics,
-            # After a frag limit ends the map the engine reports tic 0: then the tic after the last one advanced.
-            "game_tics": max(int(game.get_episode_time()), pace.tic[-1] + 1 if pace.tic else 0) - paced.start_tic,
+            "game_tics": episode_tics(int(game.get_episode_time()), pace.tic, paced.start_tic),
             "seconds": seconds,
             "frags_by_slot": frags_by_slot,
             "engine_pids": sorted(session.engine_pids),
