@@ -134,18 +134,19 @@ def _confirm(c: Context, r: int, candidate: Any, rnn: Any, vae: Any, records: li
     from golem.workflows.tuning import confirm_gain
     from golem_worldmodel.evolution import load_controller
     from golem_worldmodel.real_runner import play_real
+    from golem_worldmodel.training import controller_reader, load_rnn
 
     seeds = confirm_seeds(r, c.preset.round_confirm_episodes)
     kept_path = kept_controller(c, records)
-    kept_vae, kept_rnn = stages.controller_models(c, kept_path)
+    kept_rnn = load_rnn(controller_reader(c.paths, kept_path))  # V is the run's one: only M differs by round
     kept, _ = load_controller(kept_path, "mean")
     played: dict[str, list[int]] = {}
     with c.progress(f"round {r}: confirm") as progress:
-        for name, (v, m, policy) in {"kept": (kept_vae, kept_rnn, kept), "candidate": (vae, rnn, candidate)}.items():
+        for name, (m, policy) in {"kept": (kept_rnn, kept), "candidate": (rnn, candidate)}.items():
             task = progress.add_task(name, total=len(seeds), info="")
             played[name] = play_real(
                 c.settings,
-                v,
+                vae,
                 m,
                 policy,
                 len(seeds),
