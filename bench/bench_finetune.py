@@ -17,13 +17,15 @@ Results go to ``bench/results/finetune.json`` and a table. Every run uses the sc
 instead of step 1.
 
 Usage: ``python bench/bench_finetune.py [--scenario basic] [--episodes 20] [--updates 200]
-[--frames 20000] [--seeds 30] [--bc PATH] [--set rl.KEY=VALUE ...] [--no-scratch] [--tag TAG] [--table] [--plot]``
+[--frames 20000] [--seeds 30] [--bc PATH] [--set rl.KEY=VALUE ...] [--no-scratch] [--tag TAG] [--work DIR] [--table]
+[--plot]``
 (stored rows of other scenarios stay; ``--tag`` stores this run's as ``SCENARIO (TAG)`` beside the untagged row).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -225,6 +227,11 @@ def main() -> None:
     parser.add_argument(
         "--tag", help="store the scenario's row as 'SCENARIO (TAG)' beside its untagged row instead of replacing it"
     )
+    parser.add_argument(
+        "--work",
+        type=Path,
+        help="keep the runs' data (TensorBoard logs, archives) in this folder (default: a temporary one)",
+    )
     parser.add_argument("--table", action="store_true", help="print the table of the stored results")
     parser.add_argument("--plot", action="store_true", help="draw docs/images/finetune.png from the stored results")
     args = parser.parse_args()
@@ -238,7 +245,13 @@ def main() -> None:
         return
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="golem-bench-finetune-") as tmp:
+    if args.work:
+        args.work.mkdir(parents=True, exist_ok=True)
+    with (
+        contextlib.nullcontext(str(args.work))
+        if args.work
+        else tempfile.TemporaryDirectory(prefix="golem-bench-finetune-")
+    ) as tmp:
         scenarios = {
             (f"{s} ({args.tag})" if args.tag else s): run_scenario(s, args, Path(tmp))
             for s in args.scenario or ["basic"]

@@ -22,7 +22,7 @@ from golem.errors import GolemError
 from golem.learning.checkpoints import save_checkpoint
 from golem.learning.modelspec import ModelSpec
 from golem.plugins import load_plugins
-from golem.runtime.agent import Agent, check_compatible
+from golem.runtime.agent import Agent, check_compatible, load_agent
 from golem.runtime.random_policy import RandomPolicy
 from golem.runtime.rollout import Observer, run_episode
 from golem.runtime.session import Session
@@ -269,3 +269,45 @@ def test_gif_timing_stays_real_for_identical_frames(tmp_path: Path):
         gif.seek(index)
         total += gif.info["duration"]
     assert abs(total - 71 * 1000 / 35) <= 10  # real time, though Pillow stores the still part as one frame
+
+
+def test_a_sampling_checkpoint_draws_its_buttons_seeded_by_the_episode(golem_cli, tmp_path: Path):
+    torch.manual_seed(0)
+    spec = _spec()
+    net = REGISTRY.get("models", "cfc").obj(spec)
+    sampling = save_checkpoint(tmp_path / "s.safetensors", net, spec.to_metadata(), {"decisions": "sample"})
+    thresholded = save_checkpoint(tmp_path / "t.safetensors", net, spec.to_metadata())
+    assert load_agent(sampling, REGISTRY).sample and not load_agent(thresholded, REGISTRY).sample
+
+    class Logged:
+        def __init__(self, agent: Agent) -> None:
+            self.agent, self.buttons, self.probs = agent, [], []
+
+        def reset(self, game) -> None:
+            self.agent.reset(game)
+
+        def act(self, game, state) -> list[int]:
+            pressed = self.agent.act(game, state)
+            self.buttons.append(pressed)
+            self.probs.append(self.agent.last_probs.copy())
+            return pressed
+
+    settings = _settings()
+    played = {}
+    with Session(settings, build_sensors(settings, REGISTRY), scenario="defend_the_center") as session:
+        for name, path, seed in (("a", sampling, 10_000), ("b", sampling, 10_000), ("c", sampling, 10_001)):
+            policy = Logged(load_agent(path, REGISTRY))
+            policy.agent.check_session(session)
+            run_episode(session, policy, seed, max_steps=120)
+            played[name] = policy
+        fixed = Logged(load_agent(thresholded, REGISTRY))
+        fixed.agent.check_session(session)
+        run_episode(session, fixed, 10_000, max_steps=120)
+    assert played["a"].buttons == played["b"].buttons  # the same episode replays the same draws
+    assert played["a"].buttons != played["c"].buttons
+    probs, pressed = np.array(played["a"].probs), np.array(played["a"].buttons)
+    assert ((probs > 0.05) & (probs < 0.95)).any(axis=0).all()  # an untrained head is undecided: draws vary
+    assert np.abs(pressed.mean(0) - probs.mean(0)).max() < 0.2  # pressed about as often as its probability
+    assert ((np.array(fixed.probs) > 0.5) == np.array(fixed.buttons)).all()  # the other presses at its threshold
+    line = one_error_line(golem_cli(["run", "tune", "--model", str(sampling), "--episodes", "2"]))
+    assert "draws its buttons from their probabilities" in line

@@ -148,12 +148,18 @@ def test_an_honest_dream_stops_the_rounds_unless_all_are_asked_for(golem_cli, tm
     out = golem_cli([*args, "--preset", "tiny", "--set", "dream.honest_ratio=1000"], check=True, timeout=300)
     assert [r["round"] for r in _rounds(run)] == [0] and _rounds(run)[0]["honest"]
     assert "the dream is honest" in out.stdout
-    # A confirmation no round can pass: round 1 is not kept, and M has been refit since round 0's controller.
-    golem_cli([*args, "--all-rounds", "--set", "dream.round_confirm_margin=1e9"], check=True, timeout=300)
+    # A confirmation no round can pass: round 1 is not kept, and V and M have been refit since round 0's controller.
+    v0 = read_metadata(run / "vae.safetensors")["sha256"]
+    more = ["--set", "dream.round_confirm_margin=1e9", "--set", "dream.round_vae_epochs=1"]
+    golem_cli([*args, "--all-rounds", *more], check=True, timeout=300)
     assert [r["round"] for r in _rounds(run)] == [0, 1] and not _rounds(run)[1]["kept"]
     assert len(_round_episodes(run, 1)) == 2  # the tiny preset's round_episodes
-    # The kept round-0 controller plays with the M it was evolved in (kept beside it), not the refit one.
+    # The kept round-0 controller plays with the M it was evolved in (kept beside it) and the V that M read,
+    # not the refit ones.
     reader = read_metadata(run / "rounds" / "0" / "mdnrnn.safetensors")["sha256"]
     assert reader != read_metadata(run / "mdnrnn.safetensors")["sha256"]
+    assert read_metadata(run / "rounds" / "0" / "vae.safetensors")["sha256"] == v0
+    assert read_metadata(run / "vae.safetensors")["sha256"] != v0
     golem_cli(["dream", "evaluate", "--run", str(run), "--episodes", "1", "--no-random"], check=True, timeout=120)
-    assert json.loads((run / "evaluation.json").read_text())["rnn_sha256"] == reader
+    report = json.loads((run / "evaluation.json").read_text())
+    assert (report["rnn_sha256"], report["vae_sha256"]) == (reader, v0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from golem.learning.checkpoints import checkpoint_sha256, load_checkpoint, save_checkpoint
+from golem.runtime.agent import samples_buttons
 from golem.settings import GolemSettings
 from golem_rl.checkpoints import finetuned_metadata, save_finetuned
 
@@ -34,3 +35,16 @@ def test_the_metadata_says_what_was_fine_tuned_and_keeps_the_source(tmp_path, mo
         source, meta, rl={}, frames=0, frame_skip=1, scenario="basic", thresholds={"ATTACK": 0.5}, evaluation=None
     )
     assert mode["thresholds"] == {"ATTACK": 0.5} and mode["activation"] == 0.5
+    assert not samples_buttons(extra) and extra["decisions"] == "threshold"
+    drawn = finetuned_metadata(
+        source,
+        meta,
+        rl={},
+        frames=0,
+        frame_skip=1,
+        scenario="basic",
+        thresholds=None,
+        evaluation=None,
+        decisions="sample",
+    )
+    assert samples_buttons(drawn)  # play draws the buttons as the rollouts did

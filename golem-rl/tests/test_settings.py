@@ -45,6 +45,7 @@ def test_the_kl_weight_decays_to_its_floor(registry):
         ("rl.sharpen", 4.0, "rl.thresholds = centred"),
         ("rl.confirm_episodes", 1, "paired confirmation"),
         ("rl.thresholds", "median", "rl.thresholds"),
+        ("rl.decisions", "argmax", "rl.decisions"),
         ("rl.no_such_key", 1, "unknown setting"),
     ],
 )

@@ -7,7 +7,8 @@ and metrics: play finds its scenario and frame skip there as for the source), pl
 * ``finetuned_from`` — the source file's SHA-256, name and creation time;
 * ``rl`` — the run's ``rl`` settings; ``frames`` — environment frames seen;
 * ``evaluation`` — the last evaluation by play (held-out mean return, confirmation);
-* ``thresholds`` — the press thresholds play uses (``rl.thresholds``).
+* ``thresholds`` — the press thresholds play uses (``rl.thresholds``);
+* ``decisions`` — ``"sample"`` where play draws each button from its probability (``rl.decisions``).
 
 Only the policy's tensors are stored (the value head is not), so ``golem run play``,
 ``evaluate``, ``tune`` and ``models list`` treat the file like any model.
@@ -50,6 +51,7 @@ def finetuned_metadata(
     thresholds: Mapping[str, float] | None,
     evaluation: Mapping[str, Any] | None,
     interrupted: bool = False,
+    decisions: str = "threshold",
 ) -> dict[str, Any]:
     """The ``extra`` metadata of a checkpoint fine-tuned from ``source`` (see the module's docstring).
 
@@ -71,6 +73,7 @@ def finetuned_metadata(
         frames=int(frames),
         evaluation=dict(evaluation) if evaluation else None,
         interrupted=bool(interrupted),
+        decisions=str(decisions),
         created=utc_now(),
     )
     if thresholds:

@@ -445,6 +445,7 @@ class _Keeper:
             thresholds=thresholds,
             evaluation=evaluation.record() if evaluation is not None else None,
             interrupted=self.result.interrupted,
+            decisions=self.rl.decisions,
         )
 
     def save(self, state: dict[str, torch.Tensor], tail: str, evaluation: Evaluation | None = None) -> Path:

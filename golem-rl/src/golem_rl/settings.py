@@ -81,6 +81,14 @@ class RLSettings(ComponentSettings):
         "source's thresholds, so the sampled policy presses a button more often than not exactly where the "
         "source's play presses it, and the fine-tuned checkpoint presses at 0.5",
     )
+    decisions: Literal["threshold", "sample"] = Field(
+        "threshold",
+        description="how play and evaluation decide with the fine-tuned checkpoint: threshold = press a button when "
+        "its probability passes its threshold (as cloned checkpoints play), sample = draw each button from its "
+        "probability, seeded by the episode's seed — the policy the rollouts sample, so what PPO improves is "
+        "what plays (a cloned head of low confidence plays worse sampled: pair it with thresholds = centred and "
+        "sharpen)",
+    )
     sharpen: float = Field(
         1.0,
         ge=1.0,

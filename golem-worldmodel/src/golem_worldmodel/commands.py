@@ -294,7 +294,7 @@ def evaluate_command(
     """Play the controller in the real engine (same recurrence as the dream): survival mean ± std."""
     from golem_worldmodel.evolution import load_controller
     from golem_worldmodel.real_runner import play_real
-    from golem_worldmodel.training import controller_reader
+    from golem_worldmodel.training import controller_reader, vae_reader
 
     c = Context(ctx, run, preset, scenario, set_, threads, eval_episodes=episodes)
     vae, rnn = stages.controller_models(c)
@@ -346,6 +346,7 @@ def evaluate_command(
         "max_steps": c.preset.max_steps,
         "controller_sha256": sha,
         "rnn_sha256": read_metadata(reader)["sha256"],  # the M whose hidden state the controller read
+        "vae_sha256": read_metadata(vae_reader(c.paths, reader))["sha256"],  # the V whose latents that M read
         "controller_params": which,
         "controller_generations": meta.get("progress", {}).get("generations"),
         "preset": c.preset.name,

@@ -80,7 +80,7 @@ class DreamControllerPolicy(RandomHolds, Expert):
         from golem_worldmodel.evolution import load_controller
         from golem_worldmodel.paths import RunPaths
         from golem_worldmodel.real_runner import RealRecurrence
-        from golem_worldmodel.training import controller_reader, load_rnn, load_vae
+        from golem_worldmodel.training import controller_reader, load_rnn, load_vae, vae_reader
 
         super().__init__(action_names, settings)
         s = section(self.settings, DreamControllerSettings)
@@ -89,7 +89,8 @@ class DreamControllerPolicy(RandomHolds, Expert):
         torch.set_num_threads(1)  # one engine per worker process: more threads only contend
         paths = RunPaths(Path(s.run))
         controller = Path(s.controller) if s.controller else paths.controller
-        self.vae, rnn = load_vae(paths.vae), load_rnn(controller_reader(paths, controller))
+        reader = controller_reader(paths, controller)
+        self.vae, rnn = load_vae(vae_reader(paths, reader)), load_rnn(reader)
         self.policy, _ = load_controller(controller, "mean")
         self.recurrence = RealRecurrence(rnn)
         self.sensor = VisualSensor(self.settings)

@@ -19,7 +19,9 @@ skipped when done). Every further round ``r``:
    exceeds ``round_confirm_margin`` standard errors (the rule of
    ``golem run tune``: the best of noisy checks is partly luck). A kept
    round also keeps its M (``rounds/<r>/mdnrnn.safetensors``): the
-   controller reads that M's hidden state, and later rounds refit the run's;
+   controller reads that M's hidden state, and later rounds refit the run's
+   (a round that fine-tunes V first keeps the V of the last kept round's M:
+   ``rounds/<r>/vae.safetensors``);
 5. calibrates the dream (:mod:`golem_worldmodel.calibration`): the held
    actions and the controller, dream ÷ engine.
 
@@ -134,19 +136,22 @@ def _confirm(c: Context, r: int, candidate: Any, rnn: Any, vae: Any, records: li
     from golem.workflows.tuning import confirm_gain
     from golem_worldmodel.evolution import load_controller
     from golem_worldmodel.real_runner import play_real
-    from golem_worldmodel.training import controller_reader, load_rnn
+    from golem_worldmodel.training import controller_reader, load_rnn, load_vae, vae_reader
 
     seeds = confirm_seeds(r, c.preset.round_confirm_episodes)
     kept_path = kept_controller(c, records)
-    kept_rnn = load_rnn(controller_reader(c.paths, kept_path))  # V is the run's one: only M differs by round
+    reader = controller_reader(c.paths, kept_path)
+    kept_rnn = load_rnn(reader)
+    kept_v = vae_reader(c.paths, reader)
+    kept_vae = vae if kept_v == c.paths.vae else load_vae(kept_v)
     kept, _ = load_controller(kept_path, "mean")
     played: dict[str, list[int]] = {}
     with c.progress(f"round {r}: confirm") as progress:
-        for name, (m, policy) in {"kept": (kept_rnn, kept), "candidate": (rnn, candidate)}.items():
+        for name, (v, m, policy) in {"kept": (kept_vae, kept_rnn, kept), "candidate": (vae, rnn, candidate)}.items():
             task = progress.add_task(name, total=len(seeds), info="")
             played[name] = play_real(
                 c.settings,
-                vae,
+                v,
                 m,
                 policy,
                 len(seeds),
@@ -338,6 +343,9 @@ def iterate(
         seconds["collect"] = round(time.perf_counter() - started, 1)
         if p.round_vae_epochs:
             started = time.perf_counter()
+            kept_vae = from_controller.parent / "vae.safetensors"
+            if not kept_vae.is_file():  # the V the kept controller's M reads, before V changes under it
+                _copy(c.paths.vae, kept_vae)
             stages.train_vae(c, seed, target)
             seconds["vae"] = round(time.perf_counter() - started, 1)
         started = time.perf_counter()

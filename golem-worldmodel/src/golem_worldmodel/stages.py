@@ -33,14 +33,15 @@ def models(c: Context) -> tuple[Any, Any]:
 
 def controller_models(c: Context, controller: Path | None = None) -> tuple[Any, Any]:
     """The VAE and the MDN-RNN ``controller`` (default: the run's) was evolved to read, eval mode
-    (:func:`golem_worldmodel.training.controller_reader`)."""
-    from golem_worldmodel.training import controller_reader, load_rnn, load_vae
+    (:func:`golem_worldmodel.training.controller_reader`, :func:`~golem_worldmodel.training.vae_reader`)."""
+    from golem_worldmodel.training import controller_reader, load_rnn, load_vae, vae_reader
 
     controller = controller or c.paths.controller
     c.require(c.paths.vae, "train-vae")
     c.require(c.paths.rnn, "train-rnn")
     c.require(controller, "train-controller")
-    return load_vae(c.paths.vae), load_rnn(controller_reader(c.paths, controller))
+    reader = controller_reader(c.paths, controller)
+    return load_vae(vae_reader(c.paths, reader)), load_rnn(reader)
 
 
 def members(c: Context, preset: Preset | None = None) -> tuple[list[Any], str]:

@@ -199,6 +199,28 @@ def controller_reader(paths: RunPaths, controller: Path) -> Path:
     )
 
 
+def vae_reader(paths: RunPaths, rnn: Path) -> Path:
+    """The VAE file whose latents the MDN-RNN ``rnn`` was trained on.
+
+    Rounds that fine-tune V (``dream.round_vae_epochs`` > 0) keep each kept round's V beside its M
+    (``rounds/<r>/vae.safetensors``); the match is by the SHA-256 the M recorded. An M without one reads
+    the run's V.
+
+    Raises:
+        GolemError: the V that M was trained on is no longer in the run.
+    """
+    wanted = str(read_metadata(rnn).get("progress", {}).get("vae_sha256") or "")
+    if not wanted:
+        return paths.vae
+    for path in [paths.vae, *sorted(paths.root.glob("rounds/*/vae.safetensors"))]:
+        if path.is_file() and read_metadata(path)["sha256"] == wanted:
+            return path
+    raise GolemError(
+        f"{rnn} was trained on a VAE ({wanted[:12]}…) that is no longer in {paths.root}; "
+        f"run `golem dream train-rnn --run {paths.root}` again"
+    )
+
+
 def load_ensemble(paths: RunPaths, count: int) -> tuple[list[MDNRNN], str]:
     """Members ``1 … count − 1`` of the run's MDN-RNN ensemble (member 0 is :func:`load_rnn` of ``paths.rnn``)
     and one digest naming all ``count`` members (their SHA-256s joined by ``+``).

@@ -13,6 +13,7 @@ from rich.table import Table
 from golem.diagnostics.evaluation import EVAL_START_SEED
 from golem.errors import GolemError
 from golem.learning.archives import save_retuned
+from golem.runtime.agent import samples_buttons
 from golem.scenarios import resolve_scenario
 from golem.settings import ResolvedSettings
 from golem.workflows.tuning import GRID, TUNE_START_SEED, Trial, TunePlan, TuneResult, pressed_actions, tune_thresholds
@@ -133,6 +134,11 @@ def tune_model(
     names = tuple((metadata.get("spec") or {}).get("action_names") or ())
     if not names:
         raise GolemError(f"checkpoint {path} names no actions; it cannot be tuned")
+    if samples_buttons(metadata):
+        raise GolemError(
+            f"checkpoint {path} draws its buttons from their probabilities in play (decisions = sample): it has "
+            "no press thresholds to tune"
+        )
     start = [float(threshold)] * len(names) if isinstance(threshold, (int, float)) else [float(v) for v in threshold]
     tune = actions or pressed_actions(metadata, names)
     plan = TunePlan(

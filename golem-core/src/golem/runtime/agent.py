@@ -10,7 +10,12 @@ Per-tic decision time is kept in the agent, in nanoseconds:
 
 * :attr:`Agent.sense_ns` — sensor extraction (engine state → stored arrays);
 * :attr:`Agent.decide_ns` — stored arrays → tensors → one ``model.step`` →
-  sigmoid → threshold → button list.
+  sigmoid → threshold (or a draw) → button list.
+
+A checkpoint presses a button when its probability passes the button's threshold,
+unless its metadata says ``"decisions": "sample"`` (a policy fine-tuned by reinforcement
+to be played as it was trained: each button drawn from its probability). The draws
+are seeded by the engine's episode seed, so an episode replays the same.
 
 Their sum is the time the agent adds to a tic; the engine's own tic is not in it.
 """
@@ -95,6 +100,8 @@ class Agent:
             per action in the model's order (thresholds calibrated on validation,
             :func:`trained_thresholds`).
         threads: ``torch.set_num_threads`` for this process (``None``: leave it).
+        sample: draw each button from its probability instead of thresholding it
+            (:data:`SAMPLE`; the draws are seeded at every :meth:`reset` from the engine's seed).
 
     Attributes:
         sense_ns: per decision, nanoseconds spent extracting sensors (:meth:`sense`).
@@ -112,10 +119,13 @@ class Agent:
         threshold: float | Sequence[float] = 0.5,
         *,
         threads: int | None = LIVE_THREADS,
+        sample: bool = False,
     ) -> None:
         if threads is not None:
             torch.set_num_threads(threads)
         self.model = model.eval()
+        self.sample = bool(sample)
+        self._rng = np.random.default_rng(0)
         self.spec = spec
         self.thresholds: np.ndarray = np.zeros(0)  # float64 [A], set by set_threshold
         self.threshold: float | list[float] = 0.5
@@ -167,9 +177,14 @@ class Agent:
         self.threshold = float(values[0]) if (values == values[0]).all() else values.tolist()
 
     def reset(self, game: Any = None) -> None:
-        """Zero the carried state (new episode, death)."""
+        """Zero the carried state (new episode, death); a sampling agent's draws restart from the engine's seed
+        and episode tic (the same episode replays the same draws; a respawn does not repeat the first ones)."""
         self._hx = None
         self._last_tic = None
+        if self.sample:
+            seed = int(game.get_seed()) if callable(getattr(game, "get_seed", None)) else 0
+            tic = int(game.get_episode_time()) if callable(getattr(game, "get_episode_time", None)) else 0
+            self._rng = np.random.default_rng([seed, tic])
 
     @property
     def hx(self) -> torch.Tensor | None:
@@ -226,7 +241,10 @@ class Agent:
                 logits, self._hx = self.model.step(inputs, self._hx, spans)
             probs = torch.sigmoid(logits[0].float()).cpu().numpy()
         self.last_probs = probs
-        action = (probs > self.thresholds).astype(int).tolist()
+        if self.sample:
+            action = (self._rng.random(probs.shape) < probs).astype(int).tolist()
+        else:
+            action = (probs > self.thresholds).astype(int).tolist()
         self.decide_ns.append(time.perf_counter_ns() - started)
         return action
 
@@ -347,6 +365,16 @@ def model_threshold(metadata: Mapping[str, Any], default: float = 0.5) -> float 
     return trained_thresholds(metadata) or trained_threshold(metadata) or default
 
 
+#: ``metadata["decisions"]`` of a checkpoint whose buttons are drawn from their probabilities in play.
+SAMPLE = "sample"
+
+
+def samples_buttons(metadata: Mapping[str, Any]) -> bool:
+    """Whether the checkpoint is played by drawing each button from its probability (``"decisions": "sample"``)
+    rather than by thresholds."""
+    return metadata.get("decisions") == SAMPLE
+
+
 def load_agent(
     path: str | Path,
     registry: Registry,
@@ -362,14 +390,16 @@ def load_agent(
     from golem.learning.checkpoints import restore
 
     restored = restore(path, registry)
-    agent = Agent(restored.model, restored.spec, threshold, threads=threads)
+    agent = Agent(restored.model, restored.spec, threshold, threads=threads, sample=samples_buttons(restored.metadata))
     agent.metadata = restored.metadata
     return agent
 
 
 __all__ = [
     "LIVE_THREADS",
+    "SAMPLE",
     "Agent",
+    "samples_buttons",
     "load_agent",
     "settings_for_model",
     "at_trained_frame_skip",
