@@ -26,6 +26,7 @@ def test_defaults_and_overrides(registry):
     assert rl.kl_coef == 0.5 and rl.shapers == {"kills": 1.0}
     rl = section(settings(registry, **{"rl.thresholds": "centred", "rl.sharpen": 4.0}), RLSettings)
     assert rl.thresholds == "centred" and rl.sharpen == 4.0
+    assert rl.kl_limit == 4.0 * rl.max_kl  # a sharpened anchor's KL scales with the factor
 
 
 def test_the_kl_weight_decays_to_its_floor(registry):

@@ -318,10 +318,10 @@ def finetune(
                         if epoch == rl.epochs - 1:
                             last_epoch.append(parts)
                 means = dict(zip(FIGURES, torch.stack(last_epoch).mean(dim=0).tolist()))
-                if means["kl_bc"] > rl.max_kl:
+                if means["kl_bc"] > rl.kl_limit:
                     raise _Diverged(
                         f"KL(π‖π_BC) reached {means['kl_bc']:.3g} nats per decision at update {update} "
-                        f"(rl.max_kl {rl.max_kl:g})"
+                        f"(rl.max_kl {rl.max_kl:g}" + (f" × rl.sharpen {rl.sharpen:g})" if rl.sharpen != 1 else ")")
                     )
 
                 # 4. The episodes that ended; logs.

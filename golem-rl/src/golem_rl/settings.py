@@ -47,7 +47,8 @@ class RLSettings(ComponentSettings):
     max_kl: float = Field(
         10.0,
         gt=0.0,
-        description="mean KL(π‖π_BC) per decision (nats) beyond which the run counts as diverged and stops",
+        description="mean KL(π‖π_BC) per decision (nats) beyond which the run counts as diverged and stops, times "
+        "rl.sharpen (a sharpened head's flipped button costs about that many times more nats)",
     )
     max_grad_norm: float = Field(0.5, gt=0.0, description="clip of the gradient's global norm")
     normalise_rewards: bool = Field(
@@ -120,6 +121,15 @@ class RLSettings(ComponentSettings):
                 "centred (or mode)"
             )
         return self
+
+    @property
+    def kl_limit(self) -> float:
+        """The KL to the cloned policy (nats per decision) past which the run has diverged: ``max_kl × sharpen``.
+
+        A button the anchor presses with logit ``z`` costs about ``|z|`` nats when the policy flips it, and
+        ``sharpen`` multiplies the logits.
+        """
+        return self.max_kl * self.sharpen
 
     def kl_weight(self, update: int) -> float:
         """The KL weight of update ``update`` (1, 2, …): ``kl_coef · kl_decay^(update − 1)``, not below
