@@ -148,6 +148,28 @@ def test_fine_tuning_learns_on_basic_and_the_result_plays_as_any_model(root: Pat
     assert listed.returncode == 0 and Path(result["archive"]).name in listed.stdout
 
 
+def test_a_sampling_result_plays_as_it_was_trained(root: Path) -> None:
+    from golem.learning.checkpoints import read_metadata
+
+    sampling = ["--set", "rl.decisions=sample", "--set", "rl.thresholds=centred", "--set", "rl.sharpen=4"]
+    proc = _golem(["rl", "finetune", "--json", "--workers", "1", "--frames", "256", *QUICK, *sampling], root)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    last = Path(result["archive"])  # nothing beat the source in 256 frames: the last weights are archived
+    assert read_metadata(last)["decisions"] == "sample"
+    outs = [root / f"judged{i}.json" for i in range(2)]
+    for out in outs:
+        judged = _golem(["run", "evaluate", "--model", str(last), "-n", "2", "--no-baselines", "--out", str(out)], root)
+        assert judged.returncode == 0, judged.stderr
+    played = [
+        [(e["episode_return"], e["tics"], e["ammo_used"]) for e in json.loads(o.read_text())["episodes_detail"]]
+        for o in outs
+    ]
+    assert played[0] == played[1]  # the draws are seeded by the episode
+    tuned = _golem(["run", "tune", "--model", str(last), "--episodes", "2"], root)
+    assert tuned.returncode != 0 and "no press thresholds to tune" in one_error_line(tuned)
+
+
 @pytest.mark.slow
 def test_two_ranks_end_with_identical_weights(root: Path) -> None:
     proc = _golem(["rl", "finetune", "--json", "--nproc", "2", "--workers", "1", "--frames", "512", *QUICK], root)
