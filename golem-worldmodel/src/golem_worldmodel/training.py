@@ -188,15 +188,13 @@ def controller_reader(paths: RunPaths, controller: Path) -> Path:
         GolemError: the M the controller was evolved with is no longer in the run.
     """
     wanted = str(read_metadata(controller).get("progress", {}).get("rnn_sha256") or "").split("+")[0]
-    if not wanted:
-        return paths.rnn
-    for path in [paths.rnn, *sorted(paths.root.glob("rounds/*/mdnrnn.safetensors"))]:
-        if path.is_file() and read_metadata(path)["sha256"] == wanted:
-            return path
-    raise GolemError(
-        f"{controller} reads an MDN-RNN ({wanted[:12]}…) that is no longer in {paths.root}; "
-        f"run `golem dream train-controller --run {paths.root}` again"
-    )
+    found = _kept_file(paths, paths.rnn, wanted)
+    if found is None:
+        raise GolemError(
+            f"{controller} reads an MDN-RNN ({wanted[:12]}…) that is no longer in {paths.root}; "
+            f"run `golem dream train-controller --run {paths.root}` again"
+        )
+    return found
 
 
 def vae_reader(paths: RunPaths, rnn: Path) -> Path:
@@ -210,15 +208,24 @@ def vae_reader(paths: RunPaths, rnn: Path) -> Path:
         GolemError: the V that M was trained on is no longer in the run.
     """
     wanted = str(read_metadata(rnn).get("progress", {}).get("vae_sha256") or "")
-    if not wanted:
-        return paths.vae
-    for path in [paths.vae, *sorted(paths.root.glob("rounds/*/vae.safetensors"))]:
-        if path.is_file() and read_metadata(path)["sha256"] == wanted:
+    found = _kept_file(paths, paths.vae, wanted)
+    if found is None:
+        raise GolemError(
+            f"{rnn} was trained on a VAE ({wanted[:12]}…) that is no longer in {paths.root}; "
+            f"run `golem dream train-rnn --run {paths.root}` again"
+        )
+    return found
+
+
+def _kept_file(paths: RunPaths, current: Path, sha256: str) -> Path | None:
+    """``current`` (the run's file) or a kept round's copy of it (``rounds/<r>/<same name>``) whose SHA-256 is
+    ``sha256``; ``current`` when nothing is asked for, ``None`` when none matches."""
+    if not sha256:
+        return current
+    for path in [current, *sorted(paths.root.glob(f"rounds/*/{current.name}"))]:
+        if path.is_file() and read_metadata(path)["sha256"] == sha256:
             return path
-    raise GolemError(
-        f"{rnn} was trained on a VAE ({wanted[:12]}…) that is no longer in {paths.root}; "
-        f"run `golem dream train-rnn --run {paths.root}` again"
-    )
+    return None
 
 
 def load_ensemble(paths: RunPaths, count: int) -> tuple[list[MDNRNN], str]:
