@@ -156,8 +156,10 @@ def table(results: dict[str, Any]) -> str:
         "random": "random",
         "expert": "expert",
     }
+    untagged = {s for s in results["scenarios"] if " (" not in s}
     for scenario, r in results["scenarios"].items():
-        tagged = " (" in scenario  # a run beside another of the same scenario: its baselines are shown there
+        # A tagged run beside an untagged one of its scenario: its baselines are shown there.
+        tagged = " (" in scenario and scenario.split(" (")[0] in untagged
         for key, label in labels.items():
             row = r["policies"].get(key)
             if row is None or (tagged and key in ("bc", "random", "expert")):
