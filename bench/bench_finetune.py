@@ -33,6 +33,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -186,20 +187,21 @@ def plot(results: dict[str, Any], path: Path = PICTURE) -> Path:
     groups: dict[str, list[tuple[str, dict[str, Any]]]] = {}
     for key, row in results["scenarios"].items():
         groups.setdefault(key.split(" (")[0], []).append((key, row))
-    fig, axes = plt.subplots(1, len(groups), figsize=(7 * len(groups), 4), squeeze=False)
+    fig, axes = plt.subplots(1, len(groups), figsize=(6 * len(groups), 5), squeeze=False)
     for ax, (scenario, rows) in zip(axes[0], sorted(groups.items()), strict=True):
         policies = rows[0][1]["policies"]
         for name, style in (("expert", "tab:green"), ("bc", "tab:blue"), ("random", "tab:grey")):
             if name in policies:
                 ax.axhline(policies[name]["return"]["mean"], color=style, ls="--", lw=1, label=f"{name} (unseen seeds)")
         for key, row in rows:
-            tag = key[len(scenario) :].strip(" ()") or "defaults"
+            tag = key[len(scenario) :].strip(" ()").replace("rl.", "") or "defaults"
             for arm, label in (("bc_rl", "BC + RL"), ("scratch", "RL from scratch")):
                 run = row["runs"].get(arm)
                 if not run:
                     continue
                 xs = [e["frames"] for e in run["evaluations"]]
-                line = ax.plot(xs, [e["mean"] for e in run["evaluations"]], lw=1.2, label=f"{label}, {tag}")[0]
+                name = textwrap.fill(f"{label}, {tag}", 70)
+                line = ax.plot(xs, [e["mean"] for e in run["evaluations"]], lw=1.2, label=name)[0]
                 kept = row["policies"].get(f"{arm}_kept")
                 at = next((e["frames"] for e in run["evaluations"] if e["update"] == run.get("kept_update")), 0)
                 if kept is not None:  # the kept weights, where they were taken, on the board's unseen seeds
@@ -207,10 +209,10 @@ def plot(results: dict[str, Any], path: Path = PICTURE) -> Path:
         ax.set_title(scenario)
         ax.set_xlabel("environment frames")
         ax.set_ylabel("return, held-out seeds")
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.17))  # below: the curves stay clear
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
     return path
 
 
