@@ -138,7 +138,7 @@ def test_play_prints_episodes_and_writes_video(golem_cli, tmp_path: Path):
     with Image.open(tmp_path / "out.gif") as gif:
         assert gif.size == (160, 120) and gif.n_frames >= 2
     report = json_out(golem_cli(["run", "play", "--max-steps", "10", "--seed", "7", "--json"], check=True))
-    assert report["scenario"] == "basic" and report["threshold"] == 0.5
+    assert report["scenario"] == "basic" and report["threshold"] == 0.5 and report["decisions"] == "threshold"
     (episode,) = report["episodes"]
     assert episode["seed"] == 7 and episode["tics"] <= 10
     assert {"kills", "health", "dead", "episode_return"} <= set(episode)

@@ -112,6 +112,7 @@ def play_command(
             "model": str(path),
             "scenario": scenario_name,
             "threshold": threshold,
+            "decisions": "sample" if agent.sample else "threshold",  # how the buttons were chosen
             "episodes": [r.as_dict() for r in results],
             "seconds": round(seconds, 3),
             "latency_ms": latency,
