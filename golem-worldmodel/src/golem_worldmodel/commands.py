@@ -294,13 +294,13 @@ def evaluate_command(
     """Play the controller in the real engine (same recurrence as the dream): survival mean ± std."""
     from golem_worldmodel.evolution import load_controller
     from golem_worldmodel.real_runner import play_real
-    from golem_worldmodel.training import controller_reader, vae_reader
+    from golem_worldmodel.training import load_rnn, load_vae
 
     c = Context(ctx, run, preset, scenario, set_, threads, eval_episodes=episodes)
-    vae, rnn = stages.controller_models(c)
+    vae_file, reader = stages.controller_files(c)
+    vae, rnn = load_vae(vae_file), load_rnn(reader)
     policy, meta = load_controller(c.paths.controller, which)
     sha = read_metadata(c.paths.controller)["sha256"]
-    reader = controller_reader(c.paths, c.paths.controller)
     n = c.preset.eval_episodes
     report_path = c.paths.evaluation if which == "mean" else c.paths.root / f"evaluation_{which}.json"
     if report_path.is_file() and not force:
@@ -346,7 +346,7 @@ def evaluate_command(
         "max_steps": c.preset.max_steps,
         "controller_sha256": sha,
         "rnn_sha256": read_metadata(reader)["sha256"],  # the M whose hidden state the controller read
-        "vae_sha256": read_metadata(vae_reader(c.paths, reader))["sha256"],  # the V whose latents that M read
+        "vae_sha256": read_metadata(vae_file)["sha256"],  # the V whose latents that M read
         "controller_params": which,
         "controller_generations": meta.get("progress", {}).get("generations"),
         "preset": c.preset.name,

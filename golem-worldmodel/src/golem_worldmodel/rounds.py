@@ -136,14 +136,10 @@ def _confirm(c: Context, r: int, candidate: Any, rnn: Any, vae: Any, records: li
     from golem.workflows.tuning import confirm_gain
     from golem_worldmodel.evolution import load_controller
     from golem_worldmodel.real_runner import play_real
-    from golem_worldmodel.training import controller_reader, load_rnn, load_vae, vae_reader
 
     seeds = confirm_seeds(r, c.preset.round_confirm_episodes)
     kept_path = kept_controller(c, records)
-    reader = controller_reader(c.paths, kept_path)
-    kept_rnn = load_rnn(reader)
-    kept_v = vae_reader(c.paths, reader)
-    kept_vae = vae if kept_v == c.paths.vae else load_vae(kept_v)
+    kept_vae, kept_rnn = stages.controller_models(c, kept_path, run_vae=vae)
     kept, _ = load_controller(kept_path, "mean")
     played: dict[str, list[int]] = {}
     with c.progress(f"round {r}: confirm") as progress:

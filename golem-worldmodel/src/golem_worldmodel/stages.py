@@ -31,17 +31,26 @@ def models(c: Context) -> tuple[Any, Any]:
     return load_vae(c.paths.vae), load_rnn(c.paths.rnn)
 
 
-def controller_models(c: Context, controller: Path | None = None) -> tuple[Any, Any]:
-    """The VAE and the MDN-RNN ``controller`` (default: the run's) was evolved to read, eval mode
+def controller_files(c: Context, controller: Path | None = None) -> tuple[Path, Path]:
+    """The VAE and the MDN-RNN files ``controller`` (default: the run's) was evolved to read
     (:func:`golem_worldmodel.training.controller_reader`, :func:`~golem_worldmodel.training.vae_reader`)."""
-    from golem_worldmodel.training import controller_reader, load_rnn, load_vae, vae_reader
+    from golem_worldmodel.training import controller_reader, vae_reader
 
     controller = controller or c.paths.controller
     c.require(c.paths.vae, "train-vae")
     c.require(c.paths.rnn, "train-rnn")
     c.require(controller, "train-controller")
-    reader = controller_reader(c.paths, controller)
-    return load_vae(vae_reader(c.paths, reader)), load_rnn(reader)
+    rnn = controller_reader(c.paths, controller)
+    return vae_reader(c.paths, rnn), rnn
+
+
+def controller_models(c: Context, controller: Path | None = None, run_vae: Any = None) -> tuple[Any, Any]:
+    """The VAE and the MDN-RNN of :func:`controller_files`, eval mode; ``run_vae``, the run's V already loaded,
+    is returned instead of reading that file again when the controller reads it."""
+    from golem_worldmodel.training import load_rnn, load_vae
+
+    vae, rnn = controller_files(c, controller)
+    return (run_vae if run_vae is not None and vae == c.paths.vae else load_vae(vae)), load_rnn(rnn)
 
 
 def members(c: Context, preset: Preset | None = None) -> tuple[list[Any], str]:
