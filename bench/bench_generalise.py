@@ -8,7 +8,9 @@ For each scenario (``--scenario``, repeatable) and each training recipe (``--row
   ``textures,monsters,light``): every episode on a variant of its own, built from the episode's seed;
 * ``both``: the varied episodes, trained with the augmentations;
 * ``mix``: half the spec's episodes on the shipped map, half each on a variant of its own (as many
-  episodes as the other rows), trained with the augmentations.
+  episodes as the other rows), trained with the augmentations;
+* ``vary3``: ``vary`` with three times the spec's episodes (default training, so three times the updates
+  where the spec sets no fixed budget): whether more looks and more data close the gap.
 
 Every model plays the shipped map and held-out variants — variants built from seeds no recording used
 (900,000 on), single modifications and combinations of two and three (:data:`EVAL_VARIANTS`) — on the same
@@ -70,7 +72,9 @@ def eval_variants(scenario: str) -> list[tuple[str, list[str]]]:
 EVAL_VARIANT_SEED = 900_000
 #: First seed of the evaluation episodes (training seeds start at 0).
 EVAL_SEED = 20_000
-ROWS = ("plain", "augment", "vary", "both", "mix")
+ROWS = ("plain", "augment", "vary", "both", "mix", "vary3")
+#: Rows that record more than the spec's episodes: the multiple.
+SCALE = {"vary3": 3}
 
 
 def _load() -> dict[str, Any]:
@@ -111,10 +115,14 @@ def variant_config(work: Path, scenario: str, mods: list[str], seed: int) -> str
     return build_world(GolemSettings(), host.registry, plan, seed).scenario
 
 
-def record_store(work: Path, scenario: str, varied: list[str] | None, workers: int, mixed: bool = False) -> Path:
-    """The row's demonstrations: the spec's expert episodes, plain or each on a variant of its own; ``mixed``:
-    the first half plain, the rest varied (recording continues after the stored seeds)."""
+def record_store(
+    work: Path, scenario: str, varied: list[str] | None, workers: int, mixed: bool = False, scale: int = 1
+) -> Path:
+    """The row's demonstrations: the spec's expert episodes (× ``scale``), plain or each on a variant of its
+    own; ``mixed``: the first half plain, the rest varied (recording continues after the stored seeds)."""
     store = work / ("store-mix" if mixed else "store-vary" if varied else "store-plain")
+    if scale != 1:
+        store = store.with_name(f"{store.name}{scale}")
     done = work / f"{store.name}.recorded.json"
     if done.exists() or (store.is_symlink() and store.exists()):
         return store
@@ -127,6 +135,8 @@ def record_store(work: Path, scenario: str, varied: list[str] | None, workers: i
         args += ["--episodes", str(total - total // 2)]
     if varied:
         args += ["--vary", ",".join(varied)]
+    if scale != 1:
+        args += ["--episodes", str(scale * scenario_spec(scenario).episodes)]
     golem(*args)
     done.write_text(json.dumps({"seconds": round(time.perf_counter() - started, 1), "vary": varied, "mixed": mixed}))
     return store
@@ -219,12 +229,13 @@ def run_scenario(
         "vary": (varied, []),
         "both": (varied, augment),
         "mix": (varied, augment),
+        "vary3": (varied, []),
     }
     board: dict[str, Any] = {"maps": {k: str(v) for k, v in maps.items()}, "rows": {}, "baselines": {}}
     baseline_model: str | None = None
     for row in rows:
         vary_mods, aug = recipes[row]
-        store = record_store(work, scenario, vary_mods, workers, mixed=row == "mix")
+        store = record_store(work, scenario, vary_mods, workers, mixed=row == "mix", scale=SCALE.get(row, 1))
         trained = train_model(work, row, store, aug)
         model = trained["active"] or trained["checkpoint"]
         if baseline_model is None:
@@ -242,7 +253,7 @@ def run_scenario(
                 }
             scores[name] = {"model": _mean(summary, "model"), "model_se": _se(summary, "model")}
         board["rows"][row] = {
-            "recipe": {"vary": vary_mods, "augment": aug, "mixed": row == "mix"},
+            "recipe": {"vary": vary_mods, "augment": aug, "mixed": row == "mix", "episodes_scale": SCALE.get(row, 1)},
             "trained": trained,
             "scores": scores,
         }

@@ -39,12 +39,14 @@ QUICK = [
 ]
 
 
-def _golem(args: list[str], root: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+def _golem(
+    args: list[str], root: Path, timeout: float = 300, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(GOLEM), *args, "--set", f"data.root={root}"],
         capture_output=True,
         text=True,
-        env=_clean_env({"OMP_NUM_THREADS": "1"}),
+        env=_clean_env({"OMP_NUM_THREADS": "1", **(env or {})}),
         timeout=timeout,
     )
 
@@ -145,7 +147,14 @@ def test_fine_tuning_learns_on_basic_and_the_result_plays_as_any_model(root: Pat
     assert judged.returncode == 0, judged.stderr
     assert json.loads(judged.stdout)["policies"]["model"]["episodes"] == 3
     listed = _golem(["models", "list", "--json"], root)
-    assert listed.returncode == 0 and Path(result["archive"]).name in listed.stdout
+    assert listed.returncode == 0, listed.stderr
+    entry = next(e for e in json.loads(listed.stdout) if e["path"] == result["archive"])
+    assert entry["finetuned_from"]["sha256"] == source_sha and entry["frames"] == best["frames"]
+    assert entry["evaluation"]["mean"] == best["mean"] and entry["decisions"] == "threshold"
+    shown = _golem(["models", "list"], root, env={"COLUMNS": "300"})
+    assert shown.returncode == 0 and "RL frames" in shown.stdout, shown.stderr
+    line = next(x for x in shown.stdout.splitlines() if Path(result["archive"]).name in x)
+    assert "(fine-tuned from " in line and source_sha[:12] in line
 
 
 def test_a_sampling_result_plays_as_it_was_trained(root: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -27,7 +28,11 @@ def list_command(
     set_: SetOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Archived checkpoints per profile: date, size, model, sensors, training settings, validation scores."""
+    """Archived checkpoints per profile: date, size, model, sensors, training settings, validation scores.
+
+    A checkpoint fine-tuned by `golem rl finetune` shows the frames it was fine-tuned for and its held-out
+    return at its last evaluation (its validation scores are its source's, so they are not repeated).
+    """
     st = state(ctx)
     settings = st.resolve(set_=set_).settings
     entries = list_archives(settings, profile)
@@ -50,8 +55,11 @@ def list_command(
     for name in dict.fromkeys(e.profile for e in entries):
         rows = [e for e in entries if e.profile == name]
         table = Table(title=f"Profile {name}", box=None, pad_edge=False, header_style="bold")
-        for col in ("#", "created", "size", "model", "sensors", "epochs", "loss", "lr", "exact", "F1"):
-            numeric = col in ("#", "size", "epochs", "lr", "exact", "F1")
+        tuned = any(e.finetuned for e in rows)
+        cols = ("#", "created", "size", "model", "sensors", "epochs", "loss", "lr", "exact", "F1")
+        cols += ("RL frames", "play") if tuned else ()
+        for col in cols:
+            numeric = col in ("#", "size", "epochs", "lr", "exact", "F1", "RL frames", "play")
             table.add_column(
                 col,
                 justify="right" if numeric else "left",
@@ -59,20 +67,42 @@ def list_command(
                 overflow="fold" if col == "sensors" else "ellipsis",
             )
         for i, e in enumerate(rows, 1):
-            table.add_row(str(i), *_row(e))
+            table.add_row(str(i), *_row(e), *(_rl_cells(e) if tuned else ()))
         table.caption = "times UTC · exact: validation exact match · F1: mean validation F1 · *: active"
+        if tuned:
+            table.caption += " · RL frames: frames fine-tuned · play: held-out return at its last evaluation"
         st.out.print(table)
         for i, e in enumerate(rows, 1):
             mark = " [bold]*[/bold] active" if e.active else ""
             note = " (interrupted)" if e.interrupted else ""
+            if e.finetuned:
+                note += _rl_note(e)
             if e.error:
                 note = f" [red]{e.error}[/red]"
             st.out.print(f"  {i}. {e.path}{note}{mark}", highlight=False, soft_wrap=True)
 
 
+def _rl_cells(e: ArchiveEntry) -> list[str]:
+    """The fine-tuning columns: frames fine-tuned and the last held-out evaluation's mean return."""
+    if not e.finetuned:
+        return ["", ""]
+    mean = (e.evaluation or {}).get("mean")
+    return [number(e.frames, ","), number(mean, ".4g")]
+
+
+def _rl_note(e: ArchiveEntry) -> str:
+    """`` (fine-tuned from FILE SHA…, sampled decisions)`` for the line under the table."""
+    source = e.finetuned_from or {}
+    named = f"{source.get('file', '?')} {str(source.get('sha256', ''))[:12]}".strip()
+    how = ", buttons drawn from their probabilities" if e.decisions == "sample" else ""
+    return f" (fine-tuned from {named}{how})"
+
+
 def _row(e: ArchiveEntry) -> list[str]:
     if e.error:
         return ["[red]unreadable[/red]", human_bytes(e.bytes, short=True), "", "", "", "", "", "", ""]
+    if e.finetuned:  # its training settings and validation are its source's: shown once, on the source
+        e = replace(e, validation=None, epochs=None, loss=None, learning_rate=None)
     val = e.validation or {}
     created = (e.created or "—").replace("T", " ")[:16] + (" *" if e.active else "")
     return [

@@ -181,6 +181,10 @@ class ArchiveEntry:
     interrupted: bool = False
     active: bool = False
     error: str | None = None
+    finetuned_from: dict[str, Any] | None = None
+    frames: int | None = None
+    evaluation: dict[str, Any] | None = None
+    decisions: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -191,6 +195,11 @@ class ArchiveEntry:
         actions = (self.validation or {}).get("actions") or {}
         f1s = [a.get("f1") for a in actions.values() if a.get("f1") is not None]
         return sum(f1s) / len(f1s) if f1s else None
+
+    @property
+    def finetuned(self) -> bool:
+        """Whether this checkpoint was fine-tuned by reinforcement from another (its validation is the source's)."""
+        return self.finetuned_from is not None
 
 
 def _entry(profile: str, path: Path, active_sha: str | None) -> ArchiveEntry:
@@ -218,6 +227,10 @@ def _entry(profile: str, path: Path, active_sha: str | None) -> ArchiveEntry:
         validation=(meta.get("metrics") or {}).get("validation"),
         interrupted=bool(meta.get("interrupted", False)),
         active=active_sha is not None and meta.get("sha256") == active_sha,
+        finetuned_from=meta.get("finetuned_from") if isinstance(meta.get("finetuned_from"), dict) else None,
+        frames=int(meta["frames"]) if isinstance(meta.get("frames"), int) else None,
+        evaluation=meta.get("evaluation") if isinstance(meta.get("evaluation"), dict) else None,
+        decisions=str(meta["decisions"]) if meta.get("decisions") else None,
     )
 
 
