@@ -985,6 +985,7 @@ TABLES: dict[str, Callable[[Results], str]] = {
     "augment": bench_table("augment"),
     "rl-throughput": bench_table("rl_throughput"),
     "finetune": bench_table("finetune"),
+    "bots": bench_table("bots"),
     "speed": speed,
 }
 
@@ -1121,6 +1122,12 @@ BENCHMARK_SECTIONS = [
         "A cloned model, the same fine-tuned with PPO, and PPO from an untrained network for the same "
         "environment frames, on unseen seeds.",
         "finetune",
+    ),
+    (
+        "Agents against the engine's bots",
+        "bench_bots.py",
+        "One player against two built-in bots on `cig`, one match per seed; a suicide counts −1 frag.",
+        "bots",
     ),
     (
         "Dream speed",
