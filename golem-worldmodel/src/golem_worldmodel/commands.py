@@ -298,16 +298,18 @@ def evaluate_command(
 
     c = Context(ctx, run, preset, scenario, set_, threads, eval_episodes=episodes)
     vae_file, reader = stages.controller_files(c)
-    vae, rnn = load_vae(vae_file), load_rnn(reader)
-    policy, meta = load_controller(c.paths.controller, which)
     sha = read_metadata(c.paths.controller)["sha256"]
+    rnn_sha, vae_sha = read_metadata(reader)["sha256"], read_metadata(vae_file)["sha256"]
     n = c.preset.eval_episodes
     report_path = c.paths.evaluation if which == "mean" else c.paths.root / f"evaluation_{which}.json"
-    if report_path.is_file() and not force:
+    if report_path.is_file() and not force:  # checked before the models are loaded: a cached report is instant
         old = json.loads(report_path.read_text())
-        if old.get("controller_sha256") == sha and old.get("episodes") == n and old.get("seed") == seed:
+        same = (old.get("controller_sha256"), old.get("rnn_sha256"), old.get("vae_sha256")) == (sha, rnn_sha, vae_sha)
+        if same and old.get("episodes") == n and old.get("seed") == seed:
             _print_eval(c, old)
             return
+    vae, rnn = load_vae(vae_file), load_rnn(reader)
+    policy, meta = load_controller(c.paths.controller, which)
     results: dict[str, Any] = {}
     with c.progress("evaluate") as progress:
         for name, pol in [("controller", policy)] + ([("random", None)] if random_baseline else []):
@@ -345,8 +347,8 @@ def evaluate_command(
         "seed": seed,
         "max_steps": c.preset.max_steps,
         "controller_sha256": sha,
-        "rnn_sha256": read_metadata(reader)["sha256"],  # the M whose hidden state the controller read
-        "vae_sha256": read_metadata(vae_file)["sha256"],  # the V whose latents that M read
+        "rnn_sha256": rnn_sha,  # the M whose hidden state the controller read
+        "vae_sha256": vae_sha,  # the V whose latents that M read
         "controller_params": which,
         "controller_generations": meta.get("progress", {}).get("generations"),
         "preset": c.preset.name,
