@@ -904,6 +904,7 @@ def scenario_specs(results: Results) -> str:
             f"{spec.episodes:,}",
             budget(spec),
             f"{spec.tune_episodes} episodes a candidate" if spec.tune_episodes else "no",
+            "variants: " + ", ".join(spec.vary) if spec.vary else "the shipped map",
         ]
         for name, spec in [*SCENARIO_SPECS.items(), ("", ScenarioSpec())]
     ]
@@ -916,6 +917,7 @@ def scenario_specs(results: Results) -> str:
             "expert episodes",
             "training",
             "thresholds tuned by play",
+            "expert episodes recorded on",
         ],
         rows,
     )

@@ -30,6 +30,7 @@ from golem.data.store import TrajectoryStore
 from golem.diagnostics.evaluation import EvalPlan, evaluate, expert_for
 from golem.errors import GolemError
 from golem.learning.training import BatchProgress, TrainPlan, train
+from golem.runtime.generated import spec_variation
 from golem.scenarios import ScenarioSpec, resolve_scenario, scenario_spec
 from golem.selection import check_selected
 from golem.settings import GolemSettings, ResolvedSettings
@@ -249,7 +250,10 @@ class Row:
         if "game.frame_skip" not in resolved.sources:
             settings = _with_game(settings, frame_skip=plan.spec.frame_skip)
         wanted, path = plan.wanted_episodes, settings.store_path()
+        worlds = spec_variation(scenario, self.registry)  # the spec's randomised recording, if it asks for one
         inputs = {"episodes": wanted, "sensors": list(settings.brain.sensors)}
+        if worlds is not None:
+            inputs["vary"] = list((worlds.config or {})["modifications"])
         started = time.perf_counter()
         with TrajectoryStore.open_or_create(path) as store:
             have = _expert_episodes(store, scenario)
@@ -259,11 +263,17 @@ class Row:
                 self.state.put("record", inputs, result, self.state.seconds("record"))
                 self.view.finish("record", f"{have} episodes stored", skipped=True)
                 return result
-            self.view.begin("record", wanted, f"{self.expert} on {scenario}, {have} stored")
+            where = scenario if worlds is None else worlds.label()
+            self.view.begin("record", wanted, f"{self.expert} on {where}, {have} stored")
             log.info("zoo_record", scenario=scenario, stored=have, recording=missing)
             seeds = continuing_seeds(store, scenario, settings.game.seed, missing)
             rec = RecordPlan(
-                demonstrator="expert", expert=self.expert, episodes=missing, workers=plan.workers, seeds=seeds
+                demonstrator="expert",
+                expert=self.expert,
+                episodes=missing,
+                workers=plan.workers,
+                seeds=seeds,
+                worlds=worlds,
             )
             count, returns = [have], []
 

@@ -8,7 +8,7 @@ import typer
 
 from golem.data.store import TrajectoryStore
 from golem.errors import GolemError
-from golem.runtime.generated import WorldPlan, build_world
+from golem.runtime.generated import WorldPlan, build_world, spec_variation, variation_plan
 from golem.runtime.session import check_display
 from golem.scenarios import SCENARIO_SPECS, ScenarioSpec, is_scenario_name, resolve_scenario, scenario_spec
 from golem.selection import check_selected
@@ -95,7 +95,8 @@ def record_command(
             help=(
                 "Play every episode on a variant of the scenario of its own, built from the episode's seed: "
                 "comma-separated modifications of its look, e.g. textures,monsters,light "
-                "(see `golem procgen vary --help`; golem-procgen). Variants are built once under <data.root>/maps/."
+                "(see `golem procgen vary --help`; golem-procgen). Variants are built once under <data.root>/maps/. "
+                "Default: the scenario spec's (`defend_the_center` records on variants); none: the shipped map."
             ),
         ),
     ] = None,
@@ -139,15 +140,24 @@ def record_command(
         skip = scenario_spec(scenario_name).frame_skip
         settings = settings.model_copy(update={"game": settings.game.model_copy(update={"frame_skip": skip})})
     worlds = None
-    if vary is not None:
+    if vary is None and expert is not None:
+        worlds = spec_variation(scenario_name, registry)  # the scenario's randomised recording, unless --vary says
+        if worlds is not None:
+            st.err.print(
+                f"every episode on a variant of {scenario_name} of its own "
+                f"({','.join((worlds.config or {})['modifications'])}: the scenario's default); "
+                "--vary none records on the shipped map",
+                highlight=False,
+                soft_wrap=True,
+            )
+    elif vary is not None and vary.strip().lower() != "none":
         if not is_scenario_name(scenario_name):
             raise GolemError(f"--vary makes variants of a shipped scenario, not of {scenario_name}")
         mods = [m.strip() for m in vary.split(",") if m.strip()]
         if not mods:
             raise GolemError("--vary needs at least one modification, e.g. --vary textures")
-        worlds = WorldPlan(
-            generator="vary", config={"scenario": scenario_name, "modifications": mods}, scenario=scenario_name
-        )
+        worlds = variation_plan(scenario_name, mods)
+    if worlds is not None:
         check_world(settings, registry, worlds, expert)
     if human:
         check_display()

@@ -103,6 +103,25 @@ class WorldPlan:
         return out
 
 
+def variation_plan(scenario: str, modifications: list[str] | tuple[str, ...]) -> WorldPlan:
+    """Every episode of ``scenario`` on a look-alike variant of its own with ``modifications`` (generator
+    ``vary``, golem-procgen), stored under the scenario's name so training takes its spec."""
+    return WorldPlan(
+        generator="vary", config={"scenario": scenario, "modifications": list(modifications)}, scenario=scenario
+    )
+
+
+def spec_variation(scenario: str, registry: Registry) -> WorldPlan | None:
+    """The randomised recording ``scenario``'s spec asks for (:attr:`golem.scenarios.ScenarioSpec.vary`), else
+    ``None``: its shipped map (a path is never varied by default, nor where no ``vary`` generator is installed)."""
+    from golem.scenarios import is_scenario_name, scenario_spec
+
+    if not is_scenario_name(scenario) or "vary" not in registry.names("map_generators"):
+        return None
+    mods = scenario_spec(scenario).vary
+    return variation_plan(scenario, mods) if mods else None
+
+
 def _field(info: Any, name: str) -> Any:
     return info.get(name) if isinstance(info, Mapping) else getattr(info, name, None)
 
@@ -223,5 +242,7 @@ __all__ = [
     "generated_maps",
     "map_generator",
     "maps_folder",
+    "spec_variation",
+    "variation_plan",
     "worlds_folder",
 ]
