@@ -53,7 +53,9 @@ def _stat(values: list[float]) -> dict[str, float]:
 def play(agent: str, bots: int, tics: int, seed: int) -> dict[str, Any]:
     """One match of ``agent`` against ``bots`` bots; the player's and the bots' figures."""
     out = json.loads(
-        golem("run", "match", "--agents", agent, "--bots", str(bots), "--tics", str(tics), "--seed", str(seed), "--json")
+        golem(
+            "run", "match", "--agents", agent, "--bots", str(bots), "--tics", str(tics), "--seed", str(seed), "--json"
+        )
     )
     player = out["players"][0]
     return {
@@ -85,7 +87,14 @@ def contest(agent: str, bots: int, tics: int, matches: int) -> dict[str, Any]:
 
 def table(results: dict[str, Any]) -> str:
     """Markdown: per contestant, frags and deaths per match against each bot's frags."""
-    head = ["player", "matches × tics", "frags / match", "deaths / match", "each bot's frags / match", "more than either bot"]
+    head = [
+        "player",
+        "matches × tics",
+        "frags / match",
+        "deaths / match",
+        "each bot's frags / match",
+        "more than either bot",
+    ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for label, c in results.get("contestants", {}).items():
         bots = ", ".join(f"{b['mean']:.1f} ± {b['se']:.1f}" for b in c["bot_frags"])

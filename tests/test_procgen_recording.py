@@ -99,9 +99,7 @@ def test_every_episode_on_a_variant_of_its_own(golem_cli, tmp_path: Path) -> Non
     assert golem_cli(["data", "list", "--built-by", "vary", "--json"], check=True).stdout.count('"vary"') >= 3
 
 
-def test_a_scenario_whose_spec_varies_it_is_recorded_on_variants_unless_told_not_to(
-    golem_cli, tmp_path: Path
-) -> None:
+def test_a_scenario_whose_spec_varies_it_is_recorded_on_variants_unless_told_not_to(golem_cli, tmp_path: Path) -> None:
     """defend_the_center's spec records every expert episode on a variant of its own (the generalisation
     board's winner there); ``--vary none`` records on the shipped map; a scenario whose spec does not vary stays
     on its shipped map."""
@@ -117,9 +115,10 @@ def test_a_scenario_whose_spec_varies_it_is_recorded_on_variants_unless_told_not
     with TrajectoryStore.open(_store(tmp_path)) as store:
         infos = store.episodes()
     worlds = [(i.meta.scenario, (i.meta.extra.get("world") or {}).get("generator")) for i in infos]
-    assert worlds == [("defend_the_center", "vary")] * 2 + [("defend_the_center", None)] * 2 + [
-        ("health_gathering", None)
-    ] * 2
+    assert (
+        worlds
+        == [("defend_the_center", "vary")] * 2 + [("defend_the_center", None)] * 2 + [("health_gathering", None)] * 2
+    )
     mods = set(SCENARIO_SPECS["defend_the_center"].vary)
     assert {f"vary:{m}" for m in mods} <= set(infos[0].meta.tags) and not any(
         t.startswith("vary:") for t in infos[2].meta.tags

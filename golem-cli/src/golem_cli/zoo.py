@@ -236,8 +236,7 @@ class Row:
         tuned = self.tune(trained) if self.plan.tune else None
         if not self.plan.tune:
             self.view.finish("tune", "not asked (--tune)", skipped=True)
-        played = (tuned or {}).get("archive") or trained["archive"]
-        board = self.evaluate(played)
+        board = self.evaluate(played_checkpoint(trained, tuned))
         return build_row(self.plan, self.state, recorded, trained, tuned, board)
 
     def record(self) -> dict[str, Any]:
@@ -445,6 +444,17 @@ def check_plan(st: AppState, plan: ZooPlan) -> str:
 
 def _with_game(settings: GolemSettings, **game: Any) -> GolemSettings:
     return settings.model_copy(update={"game": settings.game.model_copy(update=game)})
+
+
+def played_checkpoint(trained: dict[str, Any], tuned: dict[str, Any] | None) -> str:
+    """The checkpoint a row's board plays: what a user's active model is after the row's stages.
+
+    The ``--tune`` stage's archive where it ran; else the archive the in-training search (a spec's
+    ``tune_episodes``) wrote when its thresholds were confirmed; else the trained archive.
+    """
+    in_training = trained.get("tuned") or {}
+    searched = in_training.get("archive") if in_training.get("accepted") else None
+    return str((tuned or {}).get("archive") or searched or trained["archive"])
 
 
 def _expert_episodes(store: TrajectoryStore, scenario: str) -> int:

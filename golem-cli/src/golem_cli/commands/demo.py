@@ -24,6 +24,7 @@ from golem.diagnostics.evaluation import EvalPlan, evaluate
 from golem.learning.checkpoints import read_metadata
 from golem.learning.training import TrainPlan, train
 from golem.runtime.agent import model_threshold
+from golem.runtime.generated import spec_variation
 from golem.workflows.recording import RecordPlan, record, resolve_expert
 from golem_cli.commands.audit import print_report as print_audit
 from golem_cli.commands.evaluate import scoreboard_table
@@ -76,8 +77,12 @@ def demo_command(
         return now
 
     t = time.perf_counter()
-    st.out.rule(f"1/4 record {episodes} episodes of the {expert!r} expert on {scenario}")
-    plan = RecordPlan(demonstrator="expert", expert=expert, episodes=episodes, workers=workers, tags=["demo"])
+    worlds = spec_variation(scenario, registry)  # the scenario spec's randomised recording, if it asks for one
+    where = scenario if worlds is None else worlds.label()
+    st.out.rule(f"1/4 record {episodes} episodes of the {expert!r} expert on {where}")
+    plan = RecordPlan(
+        demonstrator="expert", expert=expert, episodes=episodes, workers=workers, tags=["demo"], worlds=worlds
+    )
     with TrajectoryStore.create(store_path) as store, st.err.status("recording…"):
         ids = record(settings, registry, plan, store, scenario)
         steps = sum(i.length for i in store.episodes())
