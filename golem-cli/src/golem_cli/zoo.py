@@ -496,6 +496,8 @@ def build_row(
         "model": plan.model,
         "measured": board.get("measured") or datetime.now(UTC).isoformat(timespec="seconds"),
         "recorded_episodes": recorded["episodes"],
+        # the modifications the episodes were recorded on, one variant each (the spec's ``vary``); None: shipped map
+        "recorded_on": (state.stages.get("record", {}).get("inputs") or {}).get("vary"),
         "frames": trained["data"]["total_steps"],
         "frame_skip": board.get("frame_skip", 1),
         "settings": list(plan.sets),
@@ -544,7 +546,7 @@ def row_cells(r: dict[str, Any]) -> list[str]:
         r["scenario"],
         board_name(r["model"], r.get("sensors", ["visual"])[1:], bool(r.get("tuned"))),
         str(r.get("frame_skip", 1)),
-        f"{r['recorded_episodes']} ({r['frames']:,})",
+        f"{r['recorded_episodes']} ({r['frames']:,})" + (" on variants" if r.get("recorded_on") else ""),
         minutes_cell(r["minutes"]),
         str(r["eval_episodes"]),
         m["label"],
