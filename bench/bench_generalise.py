@@ -321,7 +321,7 @@ def plot(results: dict[str, Any], path: Path = PICTURE) -> Path:
     import matplotlib.pyplot as plt
 
     boards = sorted(results.get("visual", {}).items())
-    fig, axes = plt.subplots(len(boards), 1, figsize=(10, 3.2 * len(boards)), squeeze=False)
+    fig, axes = plt.subplots(len(boards), 1, figsize=(10, 3.6 * len(boards)), squeeze=False)
     for ax, (scenario, board) in zip(axes[:, 0], boards, strict=True):
         names = [n for n, _ in eval_variants(scenario)]
         rows = [r for r in ROWS if r in board["rows"]]
@@ -329,13 +329,14 @@ def plot(results: dict[str, Any], path: Path = PICTURE) -> Path:
         for k, row in enumerate(rows):
             values = [board["rows"][row]["retained"].get(n) for n in names]
             xs = [i + (k - (len(rows) - 1) / 2) * width for i in range(len(names))]
-            ax.bar(xs, [0.0 if v is None else max(-0.5, min(1.5, v)) for v in values], width, label=row)
+            clipped = [0.0 if v is None else max(-0.5, min(1.5, v)) for v in values]
+            ax.bar(xs, clipped, width, label=row, color=f"C{ROWS.index(row)}")  # one colour a recipe everywhere
         ax.axhline(1.0, color="grey", lw=0.8, ls="--")
         ax.set_xticks(range(len(names)))
         ax.set_xticklabels(names, rotation=20, ha="right", fontsize=8)
         ax.set_ylabel("retained")
         ax.set_title(scenario)
-        ax.legend(fontsize=8, ncol=len(rows))
+        ax.legend(fontsize=8, ncol=len(rows), loc="upper center", bbox_to_anchor=(0.5, -0.32), frameon=False)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
