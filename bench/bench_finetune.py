@@ -157,14 +157,19 @@ def table(results: dict[str, Any]) -> str:
         "random": "random",
         "expert": "expert",
     }
-    untagged = {s for s in results["scenarios"] if " (" not in s}
-    for scenario, r in results["scenarios"].items():
-        # A tagged run beside an untagged one of its scenario: its baselines are shown there.
-        tagged = " (" in scenario and scenario.split(" (")[0] in untagged
+    runs = results["scenarios"]
+    for scenario, r in runs.items():
+        # A tagged run beside an untagged one of its scenario: its baselines are shown there (its cloned model
+        # too, unless it started from another one).
+        sibling = runs.get(scenario.split(" (")[0]) if " (" in scenario else None
         for key, label in labels.items():
             row = r["policies"].get(key)
-            if row is None or (tagged and key in ("bc", "random", "expert")):
+            if row is None:
                 continue
+            if sibling is not None and key in ("bc", "random", "expert"):
+                shown = sibling["policies"].get(key)
+                if key != "bc" or (shown is not None and shown["return"] == row["return"]):
+                    continue
             ret = row["return"]
             norm = "–" if row.get("normalised") is None else f"{row['normalised']:.2f}"
             frames = r["frames"] if key.startswith(("bc_rl", "scratch")) else "–"
