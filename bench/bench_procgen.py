@@ -103,7 +103,9 @@ def evaluate(
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    work = Path(tempfile.mkdtemp(prefix="golem-bench-procgen-"))
+    keep = args.dir is not None
+    work = args.dir if keep else Path(tempfile.mkdtemp(prefix="golem-bench-procgen-"))
+    work.mkdir(parents=True, exist_ok=True)
     arms: dict[str, Any] = {}
     began = time.perf_counter()
     try:
@@ -175,7 +177,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "scores": scores,
         }
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if not keep:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 def _rate(policy: dict[str, Any]) -> str:
@@ -203,6 +206,13 @@ def table(results: dict[str, Any]) -> str:
         lines.append(row(label, f"{results['arms'][name]['frames']:,}", results["scores"][name], "model"))
     lines.append(row("random policy", "–", results["scores"]["fixed"], "random"))
     lines.append(row("explorer (expert)", "–", results["scores"]["fixed"], "expert"))
+    lines += [
+        "",
+        f"{results['updates']:,} optimiser steps per model; the curriculum's {results['maps_per_phase']:,} maps a "
+        f"phase set the frame budget; {results['eval_maps']} unseen maps per phase, ± one standard error"
+        + (f"; {results['seconds'] / 60:.0f} minutes in all" if "seconds" in results else "")
+        + ".",
+    ]
     return "\n".join(lines)
 
 
@@ -216,6 +226,7 @@ def main() -> None:
     parser.add_argument("--max-steps", type=int, default=2100, help="tics per evaluation episode at most")
     parser.add_argument("--workers", type=int, default=2, help="engine processes for recording and evaluation")
     parser.add_argument("--batch", type=int, default=50, help="phase-3 maps per recording batch of the phase-3 arm")
+    parser.add_argument("--dir", type=Path, default=None, help="work folder to keep (default: a temporary one)")
     parser.add_argument("--table", action="store_true", help="print the README table of the stored results")
     args = parser.parse_args()
     if args.table:

@@ -310,6 +310,9 @@ def test_bad_input_is_one_line_before_anything_starts(root: Path, tmp_path: Path
     cases = [
         (["--set", "brain.profile=fluid", "--model", str(_active(root))], "is of profile basic, not fluid"),
         (["--scenario", "take_cover"], "was cloned on basic, not take_cover"),
+        (["--scenario", "cig", "--bots", "1"], "or pass --transfer to carry it over"),
+        (["--set", "rl.bots=16"], "rl.bots"),
+        (["--set", "rl.score=kills"], "rl.score"),
         (["--set", "rl.shapers={kils = 1.0}"], "unknown reward shaper 'kils'"),
         (["--set", "rl.minibatches=3", "--workers", "2"], "exceeds the segments per update"),
         (["--set", "rl.clip=2"], "rl.clip"),
@@ -329,6 +332,42 @@ def test_bad_input_is_one_line_before_anything_starts(root: Path, tmp_path: Path
         got = CliRunner().invoke(app, ["rl", "finetune", *args, "--set", f"data.root={root}"])
         proc = subprocess.CompletedProcess([], got.exit_code, got.stdout, got.stderr)
         assert says in one_error_line(proc), (args, got.stderr, got.exception)
+
+
+@pytest.mark.slow
+def test_a_clone_carried_to_cig_is_fine_tuned_against_bots_and_kept_by_frags(root: Path) -> None:
+    """cig runs only as a network game: each worker and each evaluation hosts a deathmatch of its own player,
+    with the engine's bot; the held-out evaluations score frags, which the scenario's return (none) cannot."""
+    proc = _golem(
+        [
+            "rl",
+            "finetune",
+            "--scenario",
+            "cig",
+            "--transfer",
+            "--bots",
+            "1",
+            "--frames",
+            "256",
+            "--workers",
+            "2",
+            "--json",
+            *QUICK,
+            "--set",
+            "rl.episode_tics=64",
+            "--set",
+            "rl.shapers={frags = 1.0, damage = 0.01}",
+        ],
+        root,
+    )
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["scenario"] == "cig" and report["frames"] == 256
+    ended = [u for u in report["history"] if u["episodes"]]
+    assert sum(u["episodes"] for u in ended) >= 2  # 64-tic episodes ended inside the rollouts
+    assert all(u["frags_mean"] is not None for u in ended)  # and their frags against the bot are reported
+    assert [e["update"] for e in report["evaluations"]][0] == 0 and len(report["evaluations"]) >= 2
+    assert report["last"] and Path(report["last"]).is_file()
 
 
 @pytest.mark.slow

@@ -29,6 +29,7 @@ import numpy as np
 import structlog
 
 from golem.errors import GolemError
+from golem.runtime.bots import AddBots
 from golem.runtime.netgame import (
     Address,
     Rules,
@@ -316,19 +317,6 @@ def _paced_by_session() -> None:
     """
 
 
-class _Bots(Observer):
-    """The host adds the engine's bots right after the episode starts."""
-
-    def __init__(self, count: int) -> None:
-        self.count = count
-
-    def begin(self, session: Any, seed: int) -> None:
-        game = session.game
-        game.send_game_command("removebots")
-        for _ in range(self.count):
-            game.send_game_command("addbot")
-
-
 def _policy(spec: PlayerSpec, settings: Any, registry: Any, seed: int) -> Any:
     if spec.kind == "model":
         from golem.runtime.agent import load_agent
@@ -459,7 +447,7 @@ def _play(
         timed = TicLog(policy)
         observers: list[Observer] = []
         if hosting and plan.bots:
-            observers.append(_Bots(plan.bots))
+            observers.append(AddBots(plan.bots))
         recorder = Recorder(plan.tics or None) if plan.record else None
         if recorder is not None:
             observers.append(recorder)

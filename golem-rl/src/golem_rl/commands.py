@@ -86,13 +86,15 @@ def episode_limit(scenario: str, doom_map: str | None) -> int | None:
     return DEFAULT_MAX_STEPS
 
 
-def checked_plan(resolved: ResolvedSettings, model: Path | None, registry: Any) -> tuple[FinetunePlan, GolemSettings]:
+def checked_plan(
+    resolved: ResolvedSettings, model: Path | None, registry: Any, transfer: bool = False
+) -> tuple[FinetunePlan, GolemSettings]:
     """The fine-tuning plan and the run's settings; bad input is one line, before any process starts.
 
     The settings take the checkpoint's profile, sensors and frame skip where none were given
     (as play does), the scenario the checkpoint was cloned on unless ``--scenario`` names it
-    (a checkpoint of another profile or scenario than asked is refused), and else the
-    scenario's spec's frame skip.
+    (a checkpoint of another profile or scenario than asked is refused, unless ``transfer``:
+    then any scenario its profile and sensors play), and else the scenario's spec's frame skip.
 
     Raises:
         GolemError: a missing/corrupt checkpoint, another profile or scenario than asked, an unknown scenario,
@@ -112,10 +114,10 @@ def checked_plan(resolved: ResolvedSettings, model: Path | None, registry: Any) 
     recorded = recorded_scenario(player.metadata)
     scenario = player.scenario
     if "game.scenario" in given:
-        if recorded and scenario_key(recorded) != scenario_key(scenario):
+        if recorded and scenario_key(recorded) != scenario_key(scenario) and not transfer:
             raise GolemError(
                 f"checkpoint {player.path} was cloned on {recorded}, not {scenario}: fine-tune a checkpoint of "
-                f"{scenario}, or leave out --scenario to fine-tune on {recorded}"
+                f"{scenario}, leave out --scenario to fine-tune on {recorded}, or pass --transfer to carry it over"
             )
     elif recorded is None:
         raise GolemError(f"checkpoint {player.path} does not say which scenario it was cloned on: pass --scenario")
@@ -133,7 +135,7 @@ def checked_plan(resolved: ResolvedSettings, model: Path | None, registry: Any) 
     plan = FinetunePlan(
         model_path=player.path,
         scenario=scenario,
-        max_steps=episode_limit(scenario, settings.game.doom_map),
+        max_steps=rl.episode_tics or episode_limit(scenario, settings.game.doom_map),
         declared_reward=declares_reward(scenario, settings.game.doom_map),
     )
     return plan, settings
@@ -164,6 +166,24 @@ def finetune_command(
         Optional[int],
         typer.Option("--seed", min=0, help="Seed of the sampling, the episodes, the value head (rl.seed)."),
     ] = None,
+    bots: Annotated[
+        Optional[int],
+        typer.Option(
+            "--bots",
+            min=0,
+            max=15,
+            help="The engine's bots in every episode (rl.bots): each engine hosts a deathmatch of its own; "
+            "evaluations then keep the best by frags (rl.score).",
+        ),
+    ] = None,
+    transfer: Annotated[
+        bool,
+        typer.Option(
+            "--transfer",
+            help="Fine-tune on --scenario although the checkpoint was cloned on another (same buttons and "
+            "sensors), e.g. a deathmatch agent against bots on cig.",
+        ),
+    ] = False,
     json_: JsonOpt = False,
     plugin: PluginOpt = None,
     set_: SetOpt = None,
@@ -177,9 +197,9 @@ def finetune_command(
     validates them by play and reports. Settings: rl.* (`golem config show`).
     """
     st = state(ctx)
-    flags = {**game_flags(scenario), "rl.frames": frames, "rl.workers": workers, "rl.seed": seed}
+    flags = {**game_flags(scenario), "rl.frames": frames, "rl.workers": workers, "rl.seed": seed, "rl.bots": bots}
     resolved = st.resolve(plugin=plugin, set_=set_, flags=flags)
-    plan, settings = checked_plan(resolved, model, st.host.registry)
+    plan, settings = checked_plan(resolved, model, st.host.registry, transfer=transfer)
     rl = section(settings, RLSettings)
     with ExitStack() as stack:
         if nproc > 1:
@@ -205,7 +225,7 @@ def finetune_command(
     if json_:
         typer.echo(json.dumps(result.to_dict()))
     else:
-        _report(st.out, result, plan)
+        _report(st.out, result, plan, "frags" if rl.scores_frags else "return")
     if result.interrupted:
         st.err.print(
             "[yellow]interrupted: the last weights were saved and validated by play[/yellow]",
@@ -226,6 +246,7 @@ class _View:
                 console, "[bold]fine-tuning[/bold] {task.fields[what]}", "{task.fields[info]}", transient=True
             )
         self.what = f"{plan.model_path.name} on {plan.scenario}"
+        self.score = "frags" if rl.scores_frags else "return"
         self.task: Any = None
 
     def __enter__(self) -> _View:
@@ -242,6 +263,8 @@ class _View:
         if self.progress is None:
             return
         ret = "–" if record.return_mean is None else f"{record.return_mean:.1f}"
+        if record.frags_mean is not None:
+            ret += f"  frags {record.frags_mean:.1f}"
         info = (
             f"return {ret}  KL→BC {record.kl_bc:.4f}  entropy {record.entropy:.2f}  {record.frames_per_s:.0f} frames/s"
         )
@@ -253,17 +276,17 @@ class _View:
         verdict = "kept" if evaluation.kept else "not kept"
         label = "source" if evaluation.update == 0 else f"update {evaluation.update}"
         self.console.print(
-            f"evaluation ({label}, {evaluation.frames} frames): held-out return {evaluation.mean:.2f} "
+            f"evaluation ({label}, {evaluation.frames} frames): held-out {self.score} {evaluation.mean:.2f} "
             f"± {evaluation.std:.2f} — {verdict}",
             highlight=False,
             soft_wrap=True,
         )
 
 
-def _report(out: Any, result: FinetuneResult, plan: FinetunePlan) -> None:
-    """The evaluations, the kept checkpoint and where everything went."""
+def _report(out: Any, result: FinetuneResult, plan: FinetunePlan, score: str = "return") -> None:
+    """The evaluations (their ``score``: return or frags), the kept checkpoint and where everything went."""
     table = Table(title=f"{plan.scenario}: fine-tuned {Path(result.source).name}", show_edge=False)
-    for column in ("update", "frames", "held-out return", "confirmation", "kept"):
+    for column in ("update", "frames", f"held-out {score}", "confirmation", "kept"):
         table.add_column(column, justify="right")
     for e in result.evaluations:
         c = e.get("confirmation")

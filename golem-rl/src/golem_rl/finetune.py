@@ -97,6 +97,7 @@ class UpdateRecord:
         seconds: wall time of the update (rollouts and learning); ``frames_per_s`` its frames over it.
         episodes: episodes that ended in this update's segments, every rank.
         return_mean: their mean scenario return (``None``: none ended); ``length_mean`` their mean tics.
+        frags_mean: their mean frags against bots (``None``: none ended, or no ``rl.bots``).
         kl_bc: mean KL(π‖π_BC) per decision over the last epoch (nats); ``kl_coef`` its weight this update.
         entropy, value_loss, surrogate, clip_fraction, approx_kl: means over the last epoch's minibatches.
         reward_scale: the divisor of the rewards (1 without ``rl.normalise_rewards``).
@@ -118,6 +119,7 @@ class UpdateRecord:
     clip_fraction: float
     approx_kl: float
     reward_scale: float
+    frags_mean: float | None = None
 
 
 @dataclass
@@ -229,6 +231,7 @@ def finetune(
         scenario=plan.scenario,
         max_steps=plan.max_steps,
         shapers=dict(rl.shapers),
+        bots=rl.bots,
         seed=rl.seed,
         first_worker=ranks.rank * rows,
         stride=ranks.world * rows,
@@ -326,13 +329,14 @@ def finetune(
 
                 # 4. The episodes that ended; logs.
                 good = {k: v.detach().clone() for k, v in policy.state_dict().items()}
-                frames, episodes, returned, tics, paid = summed(
+                frames, episodes, returned, tics, fragged, paid = summed(
                     torch.tensor(
                         [
                             float(batch.frames),
                             float(len(batch.episodes)),
                             sum(e["episode_return"] for e in batch.episodes),
                             float(sum(e["tics"] for e in batch.episodes)),
+                            float(sum(e.get("frags", 0) for e in batch.episodes)),
                             float(bool(batch.rewards.abs().sum() > 0)),
                         ],
                         dtype=torch.float64,
@@ -357,6 +361,7 @@ def finetune(
                     episodes=int(episodes),
                     return_mean=round(returned / episodes, 4) if episodes else None,
                     length_mean=round(tics / episodes, 2) if episodes else None,
+                    frags_mean=round(fragged / episodes, 4) if episodes and rl.bots else None,
                     kl_bc=round(means["kl_bc"], 6),
                     kl_coef=round(weights.kl, 6),
                     entropy=round(means["entropy"], 6),

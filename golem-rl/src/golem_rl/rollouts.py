@@ -290,6 +290,8 @@ class WorkerPlan:
         scenario: scenario name or ``.cfg``/``.wad`` path.
         max_steps: tics after which an episode is cut (``None``: the scenario's time-out).
         shapers: ``{shaper name: weight}`` (``rl.shapers``).
+        bots: the engine's bots added to every episode (``rl.bots``); with bots, or on a multiplayer-only map,
+            each engine hosts a deathmatch of its own player.
         seed: ``rl.seed``: the episodes' seeds derive from it.
         first_worker: the global index of this rank's worker 0 (``rank × workers``).
         stride: workers of the whole run (``world × workers``): global worker ``g`` plays seeds ``g``, ``g + stride``, …
@@ -301,6 +303,7 @@ class WorkerPlan:
     scenario: str
     max_steps: int | None
     shapers: dict[str, float]
+    bots: int = 0
     seed: int = 0
     first_worker: int = 0
     stride: int = 1
@@ -338,8 +341,10 @@ def _play(index: int, plan: WorkerPlan, conn: Any) -> None:
     from golem.plugins import load_plugins
     from golem.profiles import PROFILES
     from golem.runtime.agent import check_compatible
+    from golem.runtime.bots import AddBots, solo_game_args
     from golem.runtime.rollout import run_episode
     from golem.runtime.session import Session
+    from golem.scenarios import resolve_scenario
     from golem.sensors import build_sensors
     from golem.settings import GolemSettings
     from golem_rl.shapers import build_shaping
@@ -358,10 +363,14 @@ def _play(index: int, plan: WorkerPlan, conn: Any) -> None:
         hold=settings.game.frame_skip,
         engine_timespans=settings.game.timespans == "engine",
     )
-    with Session(settings, sensors, scenario=plan.scenario) as session:
+    scenario = resolve_scenario(plan.scenario, settings.game.doom_map)
+    network = solo_game_args(scenario, plan.bots, name=f"golem-rl-{index}")
+    observers = [AddBots(plan.bots), policy] if plan.bots else [policy]
+    with Session(settings, sensors, scenario=plan.scenario, extra_args=network) as session:
         k = 0
         while True:
-            run_episode(session, policy, plan.episode_seed(index, k), max_steps=plan.max_steps, observers=[policy])
+            seed = plan.episode_seed(index, k)
+            run_episode(session, policy, seed, max_steps=plan.max_steps, observers=observers)
             k += 1
 
 

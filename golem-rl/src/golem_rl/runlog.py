@@ -12,6 +12,7 @@ from golem.errors import GolemError
 SCALARS = (
     ("rollout/return", "return_mean"),
     ("rollout/episode_length", "length_mean"),
+    ("rollout/frags", "frags_mean"),
     ("loss/kl_to_bc", "kl_bc"),
     ("loss/kl_coef", "kl_coef"),
     ("loss/entropy", "entropy"),
@@ -50,7 +51,7 @@ class RunLog:
         self._writer.flush()
 
     def evaluation(self, evaluation: Any) -> None:
-        """One :class:`golem_rl.selection.Evaluation`: the held-out mean return, at its frames."""
+        """One :class:`golem_rl.selection.Evaluation`: the held-out mean score (return or frags), at its frames."""
         self._writer.add_scalar("evaluation/return", evaluation.mean, evaluation.frames)
         self._writer.add_scalar("evaluation/kept", float(evaluation.kept), evaluation.frames)
         self._writer.flush()

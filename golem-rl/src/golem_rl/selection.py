@@ -43,7 +43,7 @@ class Evaluation:
     Attributes:
         update: updates done when it was played (0: the cloned checkpoint).
         frames: environment frames seen by then.
-        mean: mean return on the held-out seeds.
+        mean: mean score (return, or frags: ``rl.score``) on the held-out seeds.
         std: their sample standard deviation.
         seeds: first and last held-out seed.
         kept: it became the best so far (the cloned checkpoint's own evaluation: ``True``).
@@ -100,7 +100,8 @@ class BestByPlay:
         self.history: list[Evaluation] = []
 
     def play(self, path: Path, seeds: range) -> list[float]:
-        """The returns of checkpoint ``path`` on ``seeds``, by seed, played as ``golem run evaluate`` plays it."""
+        """The scores of checkpoint ``path`` on ``seeds``, by seed, played as ``golem run evaluate`` plays it: the
+        scenario's return, or the frags where ``rl.score`` says so (against bots)."""
         plan = EvalPlan(
             model_path=Path(path),
             scenario=self.scenario,
@@ -112,11 +113,14 @@ class BestByPlay:
             expert=None,
             baselines=False,
             frame_skip=int(self.settings.game.frame_skip),
+            bots=self.rl.bots,
         )
         try:
             board = evaluate(self.settings, self.registry, plan, on_episode=self.on_episode)
         finally:
             set_threads(requested=self.threads)  # play ran with one thread in this process
+        if self.rl.scores_frags:
+            return [float(r.frags) for r in board.of("model")]
         return [float(r.episode_return) for r in board.of("model")]
 
     def start(self, source: Path) -> Evaluation:

@@ -98,6 +98,25 @@ class RLSettings(ComponentSettings):
         "sampled buttons follow the likelier value more often (1: the source's probabilities; with "
         "thresholds = centred the likelier value is the source's play)",
     )
+    bots: int = Field(
+        0,
+        ge=0,
+        le=15,
+        description="the engine's bots in every rollout and evaluation episode: each engine hosts a deathmatch of "
+        "its own player (as cig and multi_duel need anyway)",
+    )
+    episode_tics: int = Field(
+        0,
+        ge=0,
+        le=1_000_000,
+        description="tics after which rollout and evaluation episodes are cut (0: the scenario's own limit; "
+        "cig's is 12 minutes)",
+    )
+    score: Literal["auto", "return", "frags"] = Field(
+        "auto",
+        description="what the held-out evaluations keep the best by: the scenario's return, or frags (FRAGCOUNT: "
+        "kills of players and bots, minus deaths by one's own hand); auto = frags when rl.bots > 0",
+    )
     seed: int = Field(0, ge=0, le=1_000, description="seed of the value head, the sampling and the episodes")
     timeout: float = Field(
         300.0,
@@ -121,6 +140,11 @@ class RLSettings(ComponentSettings):
                 "centred (or mode)"
             )
         return self
+
+    @property
+    def scores_frags(self) -> bool:
+        """Whether evaluations keep the best by frags (``rl.score``, ``auto``: with bots)."""
+        return self.score == "frags" or (self.score == "auto" and self.bots > 0)
 
     @property
     def kl_limit(self) -> float:

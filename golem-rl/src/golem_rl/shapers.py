@@ -60,6 +60,16 @@ class Items(VariableChange):
     variable = "ITEMCOUNT"
 
 
+class Frags(VariableChange):
+    """``frags``: players and bots killed, minus deaths by one's own hand (``FRAGCOUNT``; network games).
+
+    The engine's ``frag_reward`` and ``death_penalty`` pay nothing for a death by one's own rocket or barrel;
+    this shaper costs it one frag, as the scoreboard counts it.
+    """
+
+    variable = "FRAGCOUNT"
+
+
 #: golem-rl's shapers by name, registered through ``register_reward_shapers``.
 SHAPERS: dict[str, type[VariableChange]] = {
     "kills": Kills,
@@ -67,6 +77,7 @@ SHAPERS: dict[str, type[VariableChange]] = {
     "health": Health,
     "ammo": Ammo,
     "items": Items,
+    "frags": Frags,
 }
 
 

@@ -57,6 +57,9 @@ def scoreboard_table(board: Scoreboard) -> Table:
         table.add_column("deaths", justify="right")
     if board.has_exits:
         table.add_column("goal reached", justify="right")  # exits on my_way_home, the monster on basic
+    frags = board.plan.bots > 0 or any(r.frags for r in board.results)
+    if frags:
+        table.add_column("frags", justify="right")
     for role, stats in summary["policies"].items():
         label = f"expert ({board.plan.expert})" if role == "expert" else role
         row = [label, _cell(stats["return"])]
@@ -66,6 +69,8 @@ def scoreboard_table(board: Scoreboard) -> Table:
             row += [_cell(stats["tics"], 0), f"{stats['death_rate']:.0%}"]
         if board.has_exits:
             row.append(f"{stats['goal_rate']:.0%}")
+        if frags:
+            row.append(_cell(stats["frags"]))
         table.add_row(*row)
     return table
 
@@ -97,6 +102,16 @@ def evaluate_command(
             metavar="PATH",
         ),
     ] = None,
+    bots: Annotated[
+        int,
+        typer.Option(
+            "--bots",
+            min=0,
+            max=15,
+            help="The engine's bots added to every episode; the player hosts a deathmatch of its own "
+            "(as on cig and multi_duel, which only run as network games). Frags are then scored.",
+        ),
+    ] = 0,
     procgen_phase: ProcgenPhaseOpt = None,
     maps: MapsOpt = 10,
     generator: GeneratorOpt = "builtin",
@@ -122,6 +137,8 @@ def evaluate_command(
     if procgen.given:
         if scenario is not None:
             raise GolemError("--procgen-phase plays generated maps: leave out --scenario")
+        if bots:
+            raise GolemError("--bots plays a deathmatch against the engine's bots: leave out --procgen-phase")
         made = procgen.build(settings, registry, seed)
         scenario_name = made[0].scenario
         episodes = len(made)
@@ -138,6 +155,7 @@ def evaluate_command(
         expert=expert,
         baselines=baselines,
         frame_skip=int(settings.game.frame_skip),
+        bots=bots,
     )
     total = episodes * len(plan.roles)
     progress = task_bar(st.err, "[bold]evaluating[/bold] {task.fields[what]}", transient=True)

@@ -49,10 +49,11 @@ from golem.plugins import load_plugins
 from golem.profiles import PROFILES
 from golem.registry import Registry
 from golem.runtime.agent import Agent, check_compatible, latency_summary, load_agent
+from golem.runtime.bots import AddBots, solo_game_args
 from golem.runtime.rollout import EpisodeResult, run_episode
 from golem.runtime.session import Session
 from golem.runtime.workers import WorkerPool, run_pool, serve
-from golem.scenarios import step_limit, variant_of
+from golem.scenarios import resolve_scenario, step_limit, variant_of
 from golem.sensors import build_sensors
 from golem.settings import GolemSettings
 
@@ -97,6 +98,8 @@ class EvalPlan:
         baselines: also play the random policy (and the expert); ``False``: the model alone.
         frame_skip: tics each decision of every policy holds (``game.frame_skip`` of the settings
             the episodes run with), reported with the results.
+        bots: the engine's bots added to every episode; with bots (or on a multiplayer-only map) each
+            engine hosts a deathmatch of one player (:mod:`golem.runtime.bots`).
     """
 
     model_path: Path
@@ -109,6 +112,7 @@ class EvalPlan:
     expert: str | None = None
     baselines: bool = True
     frame_skip: int = 1
+    bots: int = 0
 
     @property
     def seeds(self) -> list[int]:
@@ -160,6 +164,7 @@ class Scoreboard:
                 "episodes": len(rows),
                 "return": mean_std([r.episode_return for r in rows]),
                 "kills": mean_std([r.kills for r in rows]),
+                "frags": mean_std([r.frags for r in rows]),
                 "tics": mean_std([r.tics for r in rows]),
                 "death_rate": _mean([float(r.dead) for r in rows]),
                 "goal_rate": _mean([float(r.exited) for r in rows]),
@@ -173,6 +178,7 @@ class Scoreboard:
             "seeds": self.plan.seeds,
             "max_steps": self.plan.max_steps,
             "frame_skip": self.plan.frame_skip,
+            "bots": self.plan.bots,
             "threshold": self.plan.threshold,
             "policies": policies,
             "share": self.share(),
@@ -271,7 +277,12 @@ def _play(
         registry.get("experts", plan.expert).obj(PROFILES[settings.brain.profile], settings) if plan.expert else None
     )
     configurers = [expert] if expert is not None else []
-    with Session(settings, sensors, scenario=plan.scenario, configurers=configurers) as session:
+    scenario = resolve_scenario(plan.scenario, settings.game.doom_map)
+    network = solo_game_args(scenario, plan.bots)
+    if network and expert is not None:  # the expert reads the engine's object lists, which cheats expose
+        network = [a for a in network if a != "+viz_nocheat 1"]
+    observers = [AddBots(plan.bots)] if plan.bots else []
+    with Session(settings, sensors, scenario=plan.scenario, configurers=configurers, extra_args=network) as session:
         agent.check_session(session)
         for role, seed, *threshold in tasks:
             if role == "model":
@@ -282,7 +293,9 @@ def _play(
                 policy = RandomPolicy(session.action_names, seed=seed)
             else:
                 policy = expert
-            result = run_episode(session, policy, seed, max_steps=step_limit(plan.scenario, plan.max_steps))
+            result = run_episode(
+                session, policy, seed, max_steps=step_limit(plan.scenario, plan.max_steps), observers=observers
+            )
             yield replace(result, policy=role)
     yield agent
 

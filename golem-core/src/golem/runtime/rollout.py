@@ -101,6 +101,8 @@ class EpisodeResult:
         dead: the player was dead at the end.
         deaths: deaths during the episode (respawns only happen in multiplayer).
         ammo_used: rounds fired (drop in ``AMMO2``, the pistol's and chaingun's ammunition).
+        frags: the change of ``FRAGCOUNT`` (network games: +1 a player or bot killed, −1 a death by one's own
+            hand; 0 in single play).
         exited: the episode ended before its time-out without a death (the scenario's goal was reached).
         terminated: the episode ended by itself (death or exit), as Gymnasium and Minari count it.
         truncated: the episode was cut by a time-out (the scenario's or ``max_steps``).
@@ -115,6 +117,7 @@ class EpisodeResult:
     dead: bool
     deaths: int
     ammo_used: int = 0
+    frags: int = 0
     exited: bool = False
     terminated: bool = False
     truncated: bool = False
@@ -181,6 +184,7 @@ def run_episode(
         for observer in observers:
             observer.begin(session, seed)
         ammo0 = game.get_game_variable(GameVariable.AMMO2)
+        frags0 = game.get_game_variable(GameVariable.FRAGCOUNT)
         tics = deaths = 0
         settings = getattr(session, "settings", None)
         hold = int(settings.game.frame_skip) if settings is not None else 1  # tics each decision holds its buttons
@@ -238,6 +242,7 @@ def run_episode(
             dead=dead,
             deaths=deaths + int(dead and not dead_before),
             ammo_used=int(ammo0 - game.get_game_variable(GameVariable.AMMO2)),
+            frags=int(game.get_game_variable(GameVariable.FRAGCOUNT) - frags0),
             exited=bool(exited),
             terminated=dead or bool(exited),
             truncated=cut or (finished and not dead and not exited),
