@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import one_error_line
 from tests.test_play_evaluate import _save
 
 pytestmark = pytest.mark.engine
@@ -60,3 +61,17 @@ def test_evaluate_against_bots_scores_frags(golem_cli, tmp_path: Path) -> None:
     assert set(model_row["frags"]) == {"mean", "std"}
     line = golem_cli(["run", "evaluate", "--model", str(model), "--bots", "1", "--procgen-phase", "1"])
     assert line.returncode != 0 and "leave out --procgen-phase" in line.stderr.strip().splitlines()[-1]
+
+
+def test_a_deathmatch_on_a_map_without_deathmatch_starts_is_one_line(golem_cli, tmp_path: Path) -> None:
+    """The engine dies (SIGSEGV) starting a deathmatch where no deathmatch start stands: refused before it starts."""
+    model = _save(tmp_path / "m.safetensors")
+    for args in (
+        ["run", "evaluate", "--model", str(model), "--scenario", "basic", "--bots", "1", "--workers", "2"],
+        ["run", "match", "--agents", "random", "--scenario", "deathmatch", "--tics", "35"],
+    ):
+        line = one_error_line(golem_cli(args))
+        assert "has no deathmatch starts" in line and "cig" in line, line
+    assert "--coop" in line  # a match may play the map cooperatively instead …
+    coop = golem_cli(["run", "match", "--agents", "random", "--scenario", "deathmatch", "--coop", "--tics", "35"])
+    assert coop.returncode == 0, coop.stderr  # … and does

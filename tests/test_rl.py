@@ -312,6 +312,7 @@ def test_bad_input_is_one_line_before_anything_starts(root: Path, tmp_path: Path
         (["--scenario", "take_cover"], "was cloned on basic, not take_cover"),
         (["--scenario", "cig", "--bots", "1"], "or pass --transfer to carry it over"),
         (["--set", "rl.bots=16"], "rl.bots"),
+        (["--bots", "1"], "has no deathmatch starts"),  # basic: the bots' deathmatch would crash the engine
         (["--set", "rl.score=kills"], "rl.score"),
         (["--set", "rl.shapers={kils = 1.0}"], "unknown reward shaper 'kils'"),
         (["--set", "rl.minibatches=3", "--workers", "2"], "exceeds the segments per update"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from golem.errors import GolemError
-from golem.wad import build_wad, read_wad, read_wad_bytes, validate_wad
+from golem.wad import build_wad, read_wad, read_wad_bytes, thing_types, validate_wad
 
 CLASSIC = [
     ("THINGS", b"\0" * 10),
@@ -105,3 +105,28 @@ def test_shipped_scenarios_are_valid():
     for name in names:
         resolve_scenario(name)
     assert read_wad(f"{vizdoom.scenarios_path}/basic.wad").validate_map("MAP01") == "udmf"
+
+
+def test_thing_types_of_classic_hexen_and_udmf_maps(tmp_path):
+    """A deathmatch needs deathmatch starts (thing 11); the reader finds them in every map format."""
+    import struct
+
+    import vizdoom
+
+    doom = b"".join(struct.pack("<hhhhh", 0, 0, 0, kind, 7) for kind in (1, 11, 11))
+    hexen = b"".join(struct.pack("<hhhhhhhB5B", 0, 0, 0, 0, 0, kind, 7, 0, 0, 0, 0, 0, 0) for kind in (1, 11))
+    classic = tmp_path / "classic.wad"
+    classic.write_bytes(build_wad([("MAP01", b""), ("THINGS", doom), *CLASSIC[1:]]))
+    assert thing_types(classic, "MAP01") == [1, 11, 11]
+    hexen_wad = tmp_path / "hexen.wad"
+    hexen_wad.write_bytes(build_wad([("MAP01", b""), ("THINGS", hexen), *CLASSIC[1:], ("BEHAVIOR", b"ACS\0")]))
+    assert thing_types(hexen_wad, "MAP01") == [1, 11]
+    udmf = tmp_path / "udmf.wad"
+    text = b'namespace="zdoom"; thing // 0\n{ x = 1.0; type = 11; }\nthing { type=1; y = 2.0; }'
+    udmf.write_bytes(build_wad([("MAP01", b""), ("TEXTMAP", text), ("ENDMAP", b"")]))
+    assert thing_types(udmf, "MAP01") == [11, 1]
+    shipped = vizdoom.scenarios_path
+    assert thing_types(f"{shipped}/cig.wad", "MAP01").count(11) == 25
+    assert 11 not in thing_types(f"{shipped}/deathmatch.wad", "MAP01")  # a single-player map with three starts
+    with pytest.raises(GolemError, match="not found"):
+        thing_types(classic, "MAP02")

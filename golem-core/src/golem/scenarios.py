@@ -354,6 +354,14 @@ def read_config(config: Path) -> list[ConfigEntry]:
     return entries
 
 
+def scenario_map(scenario: Scenario) -> str:
+    """The map the engine starts for ``scenario``: its own, else its config's ``doom_map``, else ``MAP01``."""
+    if scenario.doom_map:
+        return scenario.doom_map.upper()
+    configured = _config_value(scenario.config, "doom_map") if scenario.config is not None else None
+    return (configured or "MAP01").upper()
+
+
 def _config_value(config: Path, key: str) -> str | None:
     """A ``key = value`` entry of a ViZDoom config (last one wins), or ``None``."""
     value = None

@@ -17,6 +17,7 @@ when one is stored) points at a record that exists.
 
 from __future__ import annotations
 
+import re
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -299,6 +300,32 @@ def validate_wad(path: str | Path, map_name: str | None = None) -> WadDirectory:
     if map_name is not None:
         wad.validate_map(map_name)
     return wad
+
+
+#: A UDMF ``thing { … }`` block's body, and the ``type = N;`` inside it.
+_UDMF_THING = re.compile(rb"\bthing\b[^{]*\{([^}]*)\}", re.IGNORECASE)
+_UDMF_TYPE = re.compile(rb"\btype\s*=\s*(\d+)\s*;", re.IGNORECASE)
+
+
+def thing_types(path: str | Path, map_name: str, wad: WadDirectory | None = None) -> list[int]:
+    """The editor numbers of every thing placed on ``map_name`` (classic Doom or Hexen format, or UDMF).
+
+    Raises:
+        GolemError: the WAD cannot be read or the map is missing or incomplete.
+    """
+    wad = read_wad(path) if wad is None else wad
+    kind = wad.validate_map(map_name)
+    names = [lump.name for lump in wad.lumps]
+    if kind == "udmf":
+        text = read_lump(path, wad.lumps[names.index(map_name.upper()) + 1])
+        found = (_UDMF_TYPE.search(body) for body in _UDMF_THING.findall(text))
+        return [int(m.group(1)) for m in found if m is not None]
+    block = map_block(wad, map_name)
+    record, offset = (20, 10) if "BEHAVIOR" in block else (10, 6)  # Hexen format: tid, x, y, z, angle, type
+    data = read_lump(path, block["THINGS"])
+    return [
+        int.from_bytes(data[i + offset : i + offset + 2], "little") for i in range(0, len(data) - record + 1, record)
+    ]
 
 
 def build_wad(lumps: list[tuple[str, bytes]], kind: str = "PWAD") -> bytes:

@@ -13,7 +13,7 @@ from golem.atomic import atomic_write
 from golem.errors import GolemError
 from golem.profiles import PROFILES
 from golem.runtime.agent import check_compatible
-from golem.runtime.netgame import DEFAULT_PORT, host_port, parse_address
+from golem.runtime.netgame import DEFAULT_PORT, check_deathmatch_starts, host_port, parse_address
 from golem.runtime.session import check_display
 from golem.scenarios import resolve_scenario
 from golem.settings import ResolvedSettings
@@ -240,7 +240,11 @@ def match_command(
     if video is not None and video_player > len(entries) + int(human):
         raise GolemError(f"--video-player {video_player}: only {len(entries) + int(human)} player(s) start here")
     address = parse_address(join) if join is not None else None
-    resolve_scenario(scenario, doom_map)  # an unknown scenario fails before any engine starts
+    resolved_map = resolve_scenario(scenario, doom_map)  # an unknown scenario fails before any engine starts
+    if address is None and not coop:
+        check_deathmatch_starts(
+            resolved_map, "or cooperative rules (--coop)"
+        )  # the host's engine would die starting the deathmatch
     if human:
         check_display()
     if video is not None:

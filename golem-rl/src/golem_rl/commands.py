@@ -14,6 +14,7 @@ from rich.table import Table
 from golem.errors import GolemError
 from golem.learning.distributed import Ranks, close_group, init_from_environment, spawn_ranks
 from golem.profiles import PROFILES
+from golem.runtime.netgame import check_deathmatch_starts
 from golem.scenarios import read_config, resolve_scenario, scenario_key, scenario_spec, step_limit
 from golem.settings import GolemSettings, ResolvedSettings, section
 from golem_cli.options import JsonOpt, ModelScenarioOpt, PluginOpt, SetOpt, checkpoint_option, game_flags
@@ -127,8 +128,10 @@ def checked_plan(
         settings = settings.model_copy(
             update={"game": settings.game.model_copy(update={"frame_skip": scenario_spec(scenario).frame_skip})}
         )
-    resolve_scenario(scenario, settings.game.doom_map)  # unknown names and bad files fail here
+    resolved_scenario = resolve_scenario(scenario, settings.game.doom_map)  # unknown names and bad files fail here
     rl = section(settings, RLSettings)
+    if rl.bots:
+        check_deathmatch_starts(resolved_scenario)  # bots play a deathmatch, which such a map would crash
     build_shaping(settings, registry, rl.shapers)  # an unknown shaper is refused before any process starts
     if rl.minibatches > rl.workers:
         raise GolemError(f"rl.minibatches {rl.minibatches} exceeds the segments per update (rl.workers {rl.workers})")

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from golem.diagnostics.evaluation import EVAL_START_SEED, EvalPlan, Scoreboard, evaluate, evaluate_maps, expert_for
 from golem.errors import GolemError
+from golem.runtime.netgame import check_deathmatch_starts
 from golem.runtime.rollout import EpisodeResult
 from golem.scenarios import resolve_scenario
 from golem_cli.options import (
@@ -142,7 +143,9 @@ def evaluate_command(
         made = procgen.build(settings, registry, seed)
         scenario_name = made[0].scenario
         episodes = len(made)
-    resolve_scenario(scenario_name, settings.game.doom_map)  # unknown names fail before any worker starts
+    resolved = resolve_scenario(scenario_name, settings.game.doom_map)  # unknown names fail before any worker starts
+    if bots:
+        check_deathmatch_starts(resolved)  # the bots' deathmatch would crash the engine on such a map
     expert = expert_for(registry, scenario_name)
     plan = EvalPlan(
         model_path=path,

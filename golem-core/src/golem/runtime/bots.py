@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from golem.runtime.netgame import free_port, host_args
+from golem.runtime.netgame import check_deathmatch_starts, free_port, host_args
 from golem.runtime.rollout import Observer
 from golem.runtime.session import multiplayer_only
 from golem.scenarios import Scenario
@@ -49,9 +49,13 @@ def solo_game_args(scenario: Scenario, bots: int, *, name: str = "golem") -> lis
         scenario: the resolved scenario.
         bots: engine bots the episodes will add.
         name: the player's name in the game (what the bots' frag messages call it).
+
+    Raises:
+        GolemError: the map has no deathmatch starts (the engine would crash starting the game).
     """
     if not needs_network_game(scenario, bots):
         return []
+    check_deathmatch_starts(scenario)
     return host_args(1, free_port(), "deathmatch", name=name, cheats_off=True)
 
 

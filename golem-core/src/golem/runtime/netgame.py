@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from golem.errors import GolemError
+from golem.scenarios import Scenario, scenario_map
+from golem.wad import thing_types
 
 #: Doom's network port: where a match that others join is hosted unless ``--port`` says otherwise.
 DEFAULT_PORT = 5029
@@ -39,6 +41,8 @@ DEATHMATCH_ARGS = (
     "+sv_spawnfarthest 1",
     "+viz_respawn_delay 0",
 )
+#: Editor number of a deathmatch start: a deathmatch needs at least one on its map.
+DEATHMATCH_START = 11
 #: Cooperative rules: everyone against the map's monsters.
 COOP_ARGS = ("+sv_forcerespawn 1", "+sv_noautoaim 1", "+viz_respawn_delay 0")
 
@@ -147,16 +151,40 @@ def host_args(
     return args
 
 
+def check_deathmatch_starts(scenario: Scenario, otherwise: str = "") -> None:
+    """Refuse a deathmatch on a map without deathmatch starts: the engine dies (SIGSEGV) starting one there.
+
+    Args:
+        scenario: the resolved scenario.
+        otherwise: what else the user may do, appended to the error (``"or cooperative rules (--coop)"``).
+
+    Raises:
+        GolemError: the map has no thing :data:`DEATHMATCH_START` (``deathmatch``, ``basic`` and most
+            single-player scenarios), or its WAD cannot be read.
+    """
+    if scenario.wad is None:  # a map of the IWAD itself: Doom II's maps all have deathmatch starts
+        return
+    doom_map = scenario_map(scenario)
+    if DEATHMATCH_START not in thing_types(scenario.wad, doom_map):
+        raise GolemError(
+            f"{scenario.name} ({scenario.wad.name} {doom_map}) has no deathmatch starts, and a deathmatch there "
+            "crashes the engine: play a deathmatch map such as cig or multi_duel"
+            + (f" {otherwise}" if otherwise else "")
+        )
+
+
 def join_args(address: Address, *, name: str) -> list[str]:
     """Engine arguments of a player joining the match hosted at ``address``."""
     return [f"-join {address.host}:{address.port}", f"+name {name}"]
 
 
 __all__ = [
+    "DEATHMATCH_START",
     "DEFAULT_PORT",
     "TICS_PER_MINUTE",
     "Address",
     "Rules",
+    "check_deathmatch_starts",
     "check_port_free",
     "free_port",
     "host_args",
