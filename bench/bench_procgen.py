@@ -49,14 +49,14 @@ def record_until(root: Path, budget: int, arm: str, workers: int, batch: int) ->
     """Record batches for ``arm`` into ``root`` (``--workers`` engines) until ``budget`` frames; the frames recorded.
 
     ``phase3``: the explorer on ``batch`` new phase-3 maps a batch; ``fixed``: the fixed scenarios' experts in
-    turn, ``batch`` // 5 episodes a batch (their episodes are about five times a phase-3 map's).
+    turn, ``batch`` // 2 episodes a batch (fewer, longer calls: each starts its engines afresh).
     """
     k = 0
     seed = 0
     while frames(root) < budget if (root / "stores" / "demos").exists() else True:
         common = ["--workers", str(workers), "--set", f"data.root={root}"]
         if arm == "fixed":
-            n = max(2, batch // 5)
+            n = max(2, batch // 2)
             scenario = FIXED[k % len(FIXED)]
             golem("run", "record", "--expert", scenario, "-n", str(n), "--seed", str(seed), *common)
         else:
@@ -102,66 +102,89 @@ def evaluate(
     return json.loads(golem(*args, *([] if baselines else ["--no-baselines"])))
 
 
+def _stage(path: Path, make: Any) -> Any:
+    """``make()``'s JSON, stored at ``path`` once made: a rerun with ``--dir`` skips a finished stage."""
+    if path.exists():
+        return json.loads(path.read_text())
+    value = make()
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(value, indent=2) + "\n")
+    tmp.replace(path)
+    return value
+
+
+def _curriculum(work: Path, args: argparse.Namespace) -> dict[str, Any]:
+    started = time.perf_counter()
+    cur = work / "curriculum"
+    report = json.loads(
+        golem(
+            "procgen",
+            "curriculum",
+            "--phases",
+            "1,2,3",
+            "--maps-per-round",
+            str(args.maps_per_phase),
+            "--rounds",
+            "1",
+            "--promote-at",
+            "0",
+            "--eval-maps",
+            "1",
+            "--updates-per-round",
+            str(max(1, args.updates // 3)),
+            "--workers",
+            str(args.workers),
+            "--json",
+            "--set",
+            f"data.root={cur}",
+        )
+    )
+    return {
+        "frames": frames(cur),
+        "updates": sum(r["updates"] for r in report["rounds"]),
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+
+
+def _arm(work: Path, arm: str, budget: int, updates: int, args: argparse.Namespace) -> dict[str, Any]:
+    started = time.perf_counter()
+    root = work / arm
+    got = record_until(root, budget, arm, args.workers, args.batch)
+    golem("run", "train", "--updates", str(updates), "--set", f"data.root={root}")
+    return {"frames": got, "updates": updates, "seconds": round(time.perf_counter() - started, 1)}
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Train the arms asked for (``--arms``) and play each on unseen maps of every phase.
+
+    With ``--dir`` every finished stage (an arm trained, an arm played on a phase) is kept in that folder as
+    ``<arm>.json`` / ``<arm>-phase<P>.json``, and a rerun takes it from there.
+    """
     keep = args.dir is not None
     work = args.dir if keep else Path(tempfile.mkdtemp(prefix="golem-bench-procgen-"))
     work.mkdir(parents=True, exist_ok=True)
-    arms: dict[str, Any] = {}
     began = time.perf_counter()
+    wanted = [a.strip() for a in args.arms.split(",") if a.strip()]
     try:
-        started = time.perf_counter()
-        cur = work / "curriculum"
-        per_phase = max(1, args.updates // 3)
-        report = json.loads(
-            golem(
-                "procgen",
-                "curriculum",
-                "--phases",
-                "1,2,3",
-                "--maps-per-round",
-                str(args.maps_per_phase),
-                "--rounds",
-                "1",
-                "--promote-at",
-                "0",
-                "--eval-maps",
-                "1",
-                "--updates-per-round",
-                str(per_phase),
-                "--workers",
-                str(args.workers),
-                "--json",
-                "--set",
-                f"data.root={cur}",
-            )
-        )
-        budget = frames(cur)
-        arms["curriculum"] = {
-            "root": cur,
-            "frames": budget,
-            "updates": sum(r["updates"] for r in report["rounds"]),
-            "seconds": round(time.perf_counter() - started, 1),
-        }
+        arms: dict[str, Any] = {"curriculum": _stage(work / "curriculum.json", lambda: _curriculum(work, args))}
+        budget = arms["curriculum"]["frames"]
         print(f"curriculum: {budget} frames, {arms['curriculum']['updates']} updates", flush=True)
+        updates = 3 * max(1, args.updates // 3)
         for arm in ("phase3", "fixed"):
-            started = time.perf_counter()
-            root = work / arm
-            got = record_until(root, budget, arm, args.workers, args.batch)
-            golem("run", "train", "--updates", str(3 * per_phase), "--set", f"data.root={root}")
-            arms[arm] = {
-                "root": root,
-                "frames": got,
-                "updates": 3 * per_phase,
-                "seconds": round(time.perf_counter() - started, 1),
-            }
-            print(f"{arm}: {got} frames", flush=True)
+            if arm in wanted:
+                arms[arm] = _stage(work / f"{arm}.json", lambda arm=arm: _arm(work, arm, budget, updates, args))
+                print(f"{arm}: {arms[arm]['frames']} frames", flush=True)
         scores: dict[str, Any] = {}
-        for name, arm in arms.items():
-            model = arm["root"] / "models" / "basic" / "active.safetensors"
+        first = next(a for a in ("fixed", "phase3", "curriculum") if a in wanted)
+        for name in (a for a in arms if a in wanted):
+            model = work / name / "models" / "basic" / "active.safetensors"
             scores[name] = {}
             for phase in (1, 2, 3):
-                board = evaluate(
-                    arm["root"], model, phase, args.eval_maps, args.max_steps, name == "fixed", args.workers
+                board = _stage(
+                    work / f"{name}-phase{phase}.json",
+                    lambda name=name, phase=phase, model=model: evaluate(
+                        work / name, model, phase, args.eval_maps, args.max_steps, name == first, args.workers
+                    ),
                 )
                 scores[name][str(phase)] = board["policies"]
                 print(f"{name} phase {phase}: model exit {board['policies']['model']['goal_rate']:.0%}", flush=True)
@@ -173,7 +196,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "max_steps": args.max_steps,
             "workers": args.workers,
             "seconds": round(time.perf_counter() - began, 1),
-            "arms": {k: {kk: vv for kk, vv in v.items() if kk != "root"} for k, v in arms.items()},
+            "baselines": first,
+            "arms": {k: v for k, v in arms.items() if k in wanted},
             "scores": scores,
         }
     finally:
@@ -198,14 +222,15 @@ def table(results: dict[str, Any]) -> str:
         rets = " / ".join(f"{per_phase[p][role]['return']['mean']:.2f}" for p in ("1", "2", "3"))
         return f"| {label} | {frames_} | {exits} | {rets} |"
 
-    for name, label in (
-        ("fixed", "fixed scenarios"),
-        ("phase3", "phase-3 maps"),
-        ("curriculum", "curriculum 1 → 2 → 3"),
-    ):
-        lines.append(row(label, f"{results['arms'][name]['frames']:,}", results["scores"][name], "model"))
-    lines.append(row("random policy", "–", results["scores"]["fixed"], "random"))
-    lines.append(row("explorer (expert)", "–", results["scores"]["fixed"], "expert"))
+    labels = (("fixed", "fixed scenarios"), ("phase3", "phase-3 maps"), ("curriculum", "curriculum 1 → 2 → 3"))
+    for name, label in labels:
+        if name in results["scores"]:
+            lines.append(row(label, f"{results['arms'][name]['frames']:,}", results["scores"][name], "model"))
+        else:
+            lines.append(f"| {label} | not measured at this budget | | | | |")
+    base = results["scores"][results.get("baselines", "fixed")]
+    lines.append(row("random policy", "–", base, "random"))
+    lines.append(row("explorer (expert)", "–", base, "expert"))
     lines += [
         "",
         f"{results['updates']:,} optimiser steps per model; the curriculum's {results['maps_per_phase']:,} maps a "
@@ -226,7 +251,8 @@ def main() -> None:
     parser.add_argument("--max-steps", type=int, default=2100, help="tics per evaluation episode at most")
     parser.add_argument("--workers", type=int, default=2, help="engine processes for recording and evaluation")
     parser.add_argument("--batch", type=int, default=50, help="phase-3 maps per recording batch of the phase-3 arm")
-    parser.add_argument("--dir", type=Path, default=None, help="work folder to keep (default: a temporary one)")
+    parser.add_argument("--dir", type=Path, default=None, help="work folder to keep and resume (default: temporary)")
+    parser.add_argument("--arms", default="fixed,phase3,curriculum", help="which models to train and play")
     parser.add_argument("--table", action="store_true", help="print the README table of the stored results")
     args = parser.parse_args()
     if args.table:
