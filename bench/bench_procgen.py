@@ -234,8 +234,9 @@ def table(results: dict[str, Any]) -> str:
     lines += [
         "",
         f"{results['updates']:,} optimiser steps per model; the curriculum's {results['maps_per_phase']:,} maps a "
-        f"phase set the frame budget; {results['eval_maps']} unseen maps per phase, ± one standard error"
-        + (f"; {results['seconds'] / 60:.0f} minutes in all" if "seconds" in results else "")
+        f"phase set the frame budget; {results['eval_maps']} unseen maps per phase, ± one standard error; "
+        "recording and training took "
+        + ", ".join(f"{arm['seconds'] / 60:.0f} min ({name})" for name, arm in results["arms"].items())
         + ".",
     ]
     return "\n".join(lines)
