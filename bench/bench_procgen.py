@@ -175,7 +175,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 arms[arm] = _stage(work / f"{arm}.json", lambda arm=arm: _arm(work, arm, budget, updates, args))
                 print(f"{arm}: {arms[arm]['frames']} frames", flush=True)
         scores: dict[str, Any] = {}
-        first = next(a for a in ("fixed", "phase3", "curriculum") if a in wanted)
+        played = [  # an arm whose stored evaluations already include the random policy and the explorer
+            a
+            for a in wanted
+            if (work / f"{a}-phase1.json").exists()
+            and "random" in json.loads((work / f"{a}-phase1.json").read_text())["policies"]
+        ]
+        first = played[0] if played else next(a for a in ("fixed", "phase3", "curriculum") if a in wanted)
         for name in (a for a in arms if a in wanted):
             model = work / name / "models" / "basic" / "active.safetensors"
             scores[name] = {}
