@@ -355,11 +355,12 @@ def read_config(config: Path) -> list[ConfigEntry]:
 
 
 def scenario_map(scenario: Scenario) -> str:
-    """The map the engine starts for ``scenario``: its own, else its config's ``doom_map``, else ``MAP01``."""
+    """The map the engine starts for ``scenario``: its own, else its config's ``doom_map``, else
+    :data:`DEFAULT_WAD_MAP` (as :func:`resolve_scenario` reads them)."""
     if scenario.doom_map:
         return scenario.doom_map.upper()
     configured = _config_value(scenario.config, "doom_map") if scenario.config is not None else None
-    return (configured or "MAP01").upper()
+    return (configured or DEFAULT_WAD_MAP).upper()
 
 
 def _config_value(config: Path, key: str) -> str | None:

@@ -241,10 +241,8 @@ def match_command(
         raise GolemError(f"--video-player {video_player}: only {len(entries) + int(human)} player(s) start here")
     address = parse_address(join) if join is not None else None
     resolved_map = resolve_scenario(scenario, doom_map)  # an unknown scenario fails before any engine starts
-    if address is None and not coop:
-        check_deathmatch_starts(
-            resolved_map, "or cooperative rules (--coop)"
-        )  # the host's engine would die starting the deathmatch
+    if address is None and not coop:  # the host's engine would die starting the deathmatch
+        check_deathmatch_starts(resolved_map, "or cooperative rules (--coop)")
     if human:
         check_display()
     if video is not None:

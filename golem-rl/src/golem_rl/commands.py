@@ -228,7 +228,7 @@ def finetune_command(
     if json_:
         typer.echo(json.dumps(result.to_dict()))
     else:
-        _report(st.out, result, plan, "frags" if rl.scores_frags else "return")
+        _report(st.out, result, plan, rl.kept_by)
     if result.interrupted:
         st.err.print(
             "[yellow]interrupted: the last weights were saved and validated by play[/yellow]",
@@ -249,7 +249,7 @@ class _View:
                 console, "[bold]fine-tuning[/bold] {task.fields[what]}", "{task.fields[info]}", transient=True
             )
         self.what = f"{plan.model_path.name} on {plan.scenario}"
-        self.score = "frags" if rl.scores_frags else "return"
+        self.score = rl.kept_by
         self.task: Any = None
 
     def __enter__(self) -> _View:

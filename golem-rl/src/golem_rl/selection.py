@@ -119,7 +119,7 @@ class BestByPlay:
             board = evaluate(self.settings, self.registry, plan, on_episode=self.on_episode)
         finally:
             set_threads(requested=self.threads)  # play ran with one thread in this process
-        if self.rl.scores_frags:
+        if self.rl.kept_by == "frags":
             return [float(r.frags) for r in board.of("model")]
         return [float(r.episode_return) for r in board.of("model")]
 

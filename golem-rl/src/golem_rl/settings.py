@@ -142,9 +142,11 @@ class RLSettings(ComponentSettings):
         return self
 
     @property
-    def scores_frags(self) -> bool:
-        """Whether evaluations keep the best by frags (``rl.score``, ``auto``: with bots)."""
-        return self.score == "frags" or (self.score == "auto" and self.bots > 0)
+    def kept_by(self) -> Literal["return", "frags"]:
+        """What evaluations keep the best by (``rl.score``; ``auto``: frags with bots, else the return)."""
+        if self.score == "auto":
+            return "frags" if self.bots > 0 else "return"
+        return self.score
 
     @property
     def kl_limit(self) -> float:

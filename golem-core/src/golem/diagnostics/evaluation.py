@@ -278,9 +278,8 @@ def _play(
     )
     configurers = [expert] if expert is not None else []
     scenario = resolve_scenario(plan.scenario, settings.game.doom_map)
-    network = solo_game_args(scenario, plan.bots)
-    if network and expert is not None:  # the expert reads the engine's object lists, which cheats expose
-        network = [a for a in network if a != "+viz_nocheat 1"]
+    # The expert reads the engine's object lists, which only a game with cheats on exposes.
+    network = solo_game_args(scenario, plan.bots, cheats_off=expert is None)
     observers = [AddBots(plan.bots)] if plan.bots else []
     with Session(settings, sensors, scenario=plan.scenario, configurers=configurers, extra_args=network) as session:
         agent.check_session(session)

@@ -42,13 +42,14 @@ def needs_network_game(scenario: Scenario, bots: int) -> bool:
     return bots > 0 or multiplayer_only(scenario)
 
 
-def solo_game_args(scenario: Scenario, bots: int, *, name: str = "golem") -> list[str]:
+def solo_game_args(scenario: Scenario, bots: int, *, name: str = "golem", cheats_off: bool = True) -> list[str]:
     """Engine arguments that host a deathmatch of one player where :func:`needs_network_game` says so, else ``[]``.
 
     Args:
         scenario: the resolved scenario.
         bots: engine bots the episodes will add.
         name: the player's name in the game (what the bots' frag messages call it).
+        cheats_off: ``+viz_nocheat 1`` (:func:`~golem.runtime.netgame.host_args`); an expert needs it off.
 
     Raises:
         GolemError: the map has no deathmatch starts (the engine would crash starting the game).
@@ -56,7 +57,7 @@ def solo_game_args(scenario: Scenario, bots: int, *, name: str = "golem") -> lis
     if not needs_network_game(scenario, bots):
         return []
     check_deathmatch_starts(scenario)
-    return host_args(1, free_port(), "deathmatch", name=name, cheats_off=True)
+    return host_args(1, free_port(), "deathmatch", name=name, cheats_off=cheats_off)
 
 
 __all__ = ["AddBots", "needs_network_game", "solo_game_args"]

@@ -25,7 +25,7 @@ from typing import Literal
 
 from golem.errors import GolemError
 from golem.scenarios import Scenario, scenario_map
-from golem.wad import thing_types
+from golem.wad import read_wad, thing_types
 
 #: Doom's network port: where a match that others join is hosted unless ``--port`` says otherwise.
 DEFAULT_PORT = 5029
@@ -162,10 +162,11 @@ def check_deathmatch_starts(scenario: Scenario, otherwise: str = "") -> None:
         GolemError: the map has no thing :data:`DEATHMATCH_START` (``deathmatch``, ``basic`` and most
             single-player scenarios), or its WAD cannot be read.
     """
-    if scenario.wad is None:  # a map of the IWAD itself: Doom II's maps all have deathmatch starts
-        return
     doom_map = scenario_map(scenario)
-    if DEATHMATCH_START not in thing_types(scenario.wad, doom_map):
+    wad = read_wad(scenario.wad) if scenario.wad is not None else None
+    if wad is None or doom_map not in wad.maps():  # a map of the IWAD: Doom II's maps all have deathmatch starts
+        return
+    if DEATHMATCH_START not in thing_types(scenario.wad, doom_map, wad):
         raise GolemError(
             f"{scenario.name} ({scenario.wad.name} {doom_map}) has no deathmatch starts, and a deathmatch there "
             "crashes the engine: play a deathmatch map such as cig or multi_duel"
