@@ -139,3 +139,21 @@ def test_async_vector_env_over_the_registered_id():
         assert np.isfinite(rewards).all()
     finally:
         envs.close(terminate=True)
+
+
+@pytest.mark.engine
+def test_the_step_that_ends_an_episode_returns_new_observation_arrays():
+    # the engine has no state after the last tic; the sensors repeat their last value, in a new array
+    env = gymnasium.make("Golem/take_cover-v0", sensors=["visual", "depth"], frame_skip=4, max_tics=8)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # Gymnasium's passive checker warns when two steps share an object
+            first, _ = env.reset(seed=1)
+            second, *_ = env.step(np.zeros(env.action_space.n, np.int8))
+            last, _, terminated, truncated, _ = env.step(np.zeros(env.action_space.n, np.int8))
+        assert truncated and not terminated
+        for key in first:
+            assert not np.shares_memory(second[key], last[key]) and not np.shares_memory(first[key], second[key])
+            np.testing.assert_array_equal(last[key], second[key])  # the repeated value
+    finally:
+        env.close()

@@ -80,11 +80,12 @@ class Sensor(ABC):
     def extract(self, state: Any | None) -> np.ndarray:
         """One stored step, shape :attr:`shape`, dtype :attr:`dtype`.
 
-        A missing state or buffer repeats the last value (zeros before the first).
+        A missing state or buffer repeats the last value (zeros before the first), as a new array: a
+        caller that keeps every step (a replay buffer, a Gymnasium user) never holds one array twice.
         """
         value = self._read(state) if state is not None else None
         if value is None:
-            value = self._last if self._last is not None else np.zeros(self.shape, dtype=self.dtype)
+            value = self._last.copy() if self._last is not None else np.zeros(self.shape, dtype=self.dtype)
         self._last = value
         return value
 
