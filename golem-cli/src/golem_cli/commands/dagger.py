@@ -8,9 +8,11 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
+from golem.runtime.generated import WorldPlan
 from golem.workflows.dagger import SCHEDULES, DaggerPlan, DaggerReport, RoundReport, dagger, settings_from_model
 from golem_cli.options import (
     ExpertScenarioOpt,
+    GeneratorOpt,
     JsonOpt,
     MaxStepsOpt,
     PluginOpt,
@@ -33,7 +35,9 @@ def _share(value: float | None) -> str:
 def rounds_table(report: DaggerReport) -> Table:
     """One row per round: β, episodes and steps recorded, disagreement, validation loss, the learner alone."""
     table = Table(title=f"DAgger on {report.scenario} (expert {report.expert})", show_edge=False)
-    for column in ("round", "β", "episodes", "steps", "expert tics", "disagreement", "val loss", "learner return"):
+    maps = any(r.maps is not None for r in report.rounds)
+    columns = ["round", "β", "episodes", "steps", "expert tics", "disagreement", "val loss", "learner return"]
+    for column in columns + (["learner exits"] if maps else []):
         table.add_column(column, justify="right")
     for r in report.rounds:
         table.add_row(
@@ -45,6 +49,7 @@ def rounds_table(report: DaggerReport) -> Table:
             _share(r.disagreement),
             "–" if r.val_loss is None else f"{r.val_loss:.4f}",
             _stat(r.learner_return),
+            *([_share(r.learner_exits)] if maps else []),
         )
     return table
 
@@ -84,6 +89,17 @@ def dagger_command(
             help="Correct the model on a scenario it was not trained on (refused without this flag).",
         ),
     ] = False,
+    procgen_phase: Annotated[
+        Optional[int],
+        typer.Option(
+            "--procgen-phase",
+            metavar="P",
+            help="Correct on generated maps of this curriculum phase: every episode on a fresh map (after every "
+            "map of the phase in the store), the learner checked on --eval-episodes held-out maps "
+            "(with --expert explorer; golem-procgen).",
+        ),
+    ] = None,
+    generator: GeneratorOpt = "builtin",
     store: StoreOpt = None,
     plugin: PluginOpt = None,
     set_: SetOpt = None,
@@ -110,6 +126,7 @@ and the last saved model.
         scenario_given="game.scenario" in resolved.sources,
         max_steps=max_steps,
         other_scenario=other_scenario,
+        worlds=None if procgen_phase is None else WorldPlan(generator=generator, phase=procgen_phase),
     )
 
     def on_stage(text: str) -> None:
@@ -118,8 +135,10 @@ and the last saved model.
 
     def on_round(r: RoundReport) -> None:
         if not as_json:
+            exits = "" if r.learner_exits is None else f", exits {_share(r.learner_exits)} of the held-out maps"
             st.err.print(
-                f"round {r.round} done: disagreement {_share(r.disagreement)}, learner {_stat(r.learner_return)}",
+                f"round {r.round} done: disagreement {_share(r.disagreement)}, learner {_stat(r.learner_return)}"
+                f"{exits}",
                 highlight=False,
             )
 

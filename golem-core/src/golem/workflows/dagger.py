@@ -18,6 +18,13 @@ the expert's action for each, round after round:
   of the streams reading recovery data;
 * the learner alone is evaluated on fixed held-out seeds.
 
+On generated maps (``worlds``: a curriculum phase of a map generator, the
+``explorer`` labelling) every round plays fresh maps — map seeds after every
+map of that phase and generator already in the store — and the learner's check
+plays one episode on each of the held-out maps from seed ``EVAL_START_SEED``,
+which no training or correction map uses; the report then gives the share of
+those maps whose exit it reached.
+
 β schedules: ``linear`` β_i = min(1, max(0, (R₀ − i) / R₀)) with R₀ =
 ``beta_param`` rounds (default 4), ``exponential`` β_i = p^i with p =
 ``beta_param`` (default 0.5). A run continues after the last round in the store.
@@ -35,15 +42,17 @@ from typing import Any
 import structlog
 
 from golem.data.store import TrajectoryStore
-from golem.diagnostics.evaluation import EVAL_START_SEED, EvalPlan, check_model, evaluate
+from golem.diagnostics.evaluation import EVAL_START_SEED, EvalPlan, Scoreboard, check_model, evaluate, evaluate_maps
 from golem.errors import GolemError
 from golem.learning.archives import active_model_path
 from golem.learning.checkpoints import read_metadata
 from golem.learning.training import TrainPlan, train
 from golem.registry import Registry
 from golem.runtime.agent import at_trained_frame_skip, model_threshold, settings_for_model
+from golem.runtime.generated import WorldPlan, build_world, generated_maps
+from golem.scenarios import is_scenario_name
 from golem.settings import GolemSettings, ResolvedSettings
-from golem.workflows.recording import RecordPlan, continuing_seeds, record, resolve_expert
+from golem.workflows.recording import RecordPlan, check_world_expert, continuing_seeds, record, resolve_expert
 
 log = structlog.get_logger("golem.workflows.dagger")
 
@@ -87,6 +96,8 @@ class DaggerPlan:
         max_steps: cut episodes after this many tics (``None``: the scenario's limit).
         other_scenario: correct a model on a scenario it was not trained on (refused otherwise: the rounds
             would mix scenarios in its data and replace the active model).
+        worlds: play every episode on a fresh generated map of this curriculum phase instead of one scenario
+            (:class:`golem.runtime.generated.WorldPlan` with ``phase``); the expert must play generated maps.
     """
 
     expert: str
@@ -101,6 +112,7 @@ class DaggerPlan:
     scenario_given: bool = False
     max_steps: int | None = None
     other_scenario: bool = False
+    worlds: WorldPlan | None = None
 
 
 @dataclass
@@ -116,6 +128,8 @@ class RoundReport:
     val_loss: float | None
     learner_return: dict[str, float] | None  # mean, std over the held-out seeds
     seconds: float
+    learner_exits: float | None = None  # generated maps: the share of held-out maps whose exit the learner reached
+    maps: list[int] | None = None  # generated maps: the seeds of the maps this round played
 
 
 @dataclass
@@ -138,14 +152,40 @@ class DaggerReport:
         }
 
 
-def last_round(store: TrajectoryStore, scenario: str) -> int:
-    """The highest DAgger round stored for ``scenario`` (0: none yet, only behavioural-cloning data)."""
+def _same_world(extra: dict[str, Any], worlds: WorldPlan) -> bool:
+    """Whether an episode's ``extra`` says it played a map of ``worlds``' generator and phase."""
+    world = extra.get("world") or {}
+    return world.get("generator") == worlds.generator and world.get("phase") == worlds.phase
+
+
+def last_round(store: TrajectoryStore, scenario: str, worlds: WorldPlan | None = None) -> int:
+    """The highest DAgger round stored for ``scenario`` (or on ``worlds``' maps); 0: none yet."""
     rounds = [
         int(i.meta.extra.get("dagger_round") or 0)
         for i in store.episodes()
-        if i.meta.scenario == scenario and TAG in i.meta.tags
+        if TAG in i.meta.tags and (i.meta.scenario == scenario if worlds is None else _same_world(i.meta.extra, worlds))
     ]
     return max(rounds, default=0)
+
+
+def fresh_map_seeds(store: TrajectoryStore, worlds: WorldPlan, n: int, held_out: int) -> list[int]:
+    """``n`` map seeds of ``worlds`` after every one stored (reserved in the store, so no two calls share one).
+
+    Raises:
+        GolemError: the seeds would reach the held-out maps' (``EVAL_START_SEED`` … ``+ held_out``).
+    """
+    stored = [
+        int((i.meta.extra.get("world") or {}).get("seed", -1))
+        for i in store.episodes()
+        if _same_world(i.meta.extra, worlds)
+    ]
+    seeds = store.reserve_seeds(f"{worlds.generator}:phase{worlds.phase}", max(stored, default=-1) + 1, n)
+    if seeds[0] < EVAL_START_SEED + max(held_out, 1) and seeds[-1] >= EVAL_START_SEED:
+        raise GolemError(
+            f"the next {n} map seeds ({seeds[0]}–{seeds[-1]}) reach the held-out maps' (from {EVAL_START_SEED}): "
+            "record into another store"
+        )
+    return seeds
 
 
 def settings_from_model(resolved: ResolvedSettings, registry: Registry) -> GolemSettings:
@@ -192,7 +232,24 @@ def dagger(
     beta_for_round(1, plan.schedule, plan.beta_param)  # a bad schedule fails before anything runs
     if plan.rounds < 1 or plan.episodes_per_round < 1:
         raise GolemError("--rounds and --episodes-per-round must be at least 1")
-    _, scenario = resolve_expert(settings, registry, plan.expert, plan.scenario_given)
+    worlds = plan.worlds
+    procedural = getattr(registry.get("experts", plan.expert).obj, "procedural", False)
+    if worlds is None and procedural and not plan.scenario_given:
+        raise GolemError(f"expert {plan.expert!r} plays generated maps: pass --procgen-phase P, or --scenario MAP.cfg")
+    if worlds is None:
+        _, scenario = resolve_expert(settings, registry, plan.expert, plan.scenario_given)
+    else:
+        if worlds.phase is None:
+            raise GolemError("DAgger on generated maps plays a curriculum phase's maps (--procgen-phase P)")
+        if plan.scenario_given:
+            raise GolemError("--procgen-phase plays generated maps: leave out --scenario")
+        scenario = worlds.label()
+        # an unknown generator or phase, or an expert that does not play these maps: one line, nothing recorded
+        check_world_expert(
+            RecordPlan(demonstrator="expert", episodes=1, expert=plan.expert, worlds=worlds),
+            registry,
+            build_world(settings, registry, worlds, EVAL_START_SEED),
+        )
     model = active_model_path(settings)
     if not model.is_file():
         raise GolemError(
@@ -201,7 +258,13 @@ def dagger(
         )
     check_model(settings, registry, model)
     trained_on = (read_metadata(model).get("data") or {}).get("scenarios") or []
-    if trained_on and scenario not in trained_on and not plan.other_scenario:
+    if worlds is not None and trained_on and all(is_scenario_name(s) for s in trained_on) and not plan.other_scenario:
+        raise GolemError(
+            f"the active model {model} was trained on {', '.join(trained_on)}, not on generated maps; DAgger would "
+            "mix them in its data and replace it: train it on maps first (`golem procgen curriculum`), "
+            "or pass --other-scenario to correct it there on purpose"
+        )
+    if worlds is None and trained_on and scenario not in trained_on and not plan.other_scenario:
         raise GolemError(
             f"the active model {model} was trained on {', '.join(trained_on)}, not on {scenario!r} "
             f"(expert {plan.expert!r}); DAgger would mix the scenarios and replace it: choose the model's expert, "
@@ -218,15 +281,24 @@ def dagger(
     )
     optimizer_state: dict[str, Any] | None = None
     with TrajectoryStore.open(store_path) as store:
-        first = last_round(store, scenario) + 1
+        first = last_round(store, scenario, worlds) + 1
+    held_out = (
+        generated_maps(settings, registry, worlds.phase, plan.eval_episodes, EVAL_START_SEED, worlds.generator)
+        if worlds is not None and worlds.phase is not None and plan.eval_episodes > 0
+        else []
+    )
     try:
         for i in range(first, first + plan.rounds):
             started = time.perf_counter()
             beta = beta_for_round(i, plan.schedule, plan.beta_param)
             if on_stage is not None:
-                on_stage(f"round {i}: recording {plan.episodes_per_round} episodes, β = {beta:.3f}")
+                on_map = "" if worlds is None else f" on fresh {worlds.label()}"
+                on_stage(f"round {i}: recording {plan.episodes_per_round} episodes{on_map}, β = {beta:.3f}")
             with TrajectoryStore.open(store_path, readonly=False) as store:
-                seeds = continuing_seeds(store, scenario, settings.game.seed, plan.episodes_per_round)
+                if worlds is None:
+                    seeds = continuing_seeds(store, scenario, settings.game.seed, plan.episodes_per_round)
+                else:
+                    seeds = fresh_map_seeds(store, worlds, plan.episodes_per_round, plan.eval_episodes)
                 rec = RecordPlan(
                     demonstrator="expert",
                     expert=plan.expert,
@@ -238,8 +310,10 @@ def dagger(
                     learner=str(model),
                     beta=beta,
                     dagger_round=i,
+                    worlds=worlds,
                 )
-                ids = record(settings, registry, rec, store, scenario)
+                key = scenario if worlds is None else f"{worlds.generator}:phase{worlds.phase}"
+                ids = record(settings, registry, rec, store, key)
                 infos = [store.get(e) for e in ids]
             steps = sum(info.length for info in infos)
             disagree = sum(float(info.meta.extra.get("disagreements", 0)) for info in infos)
@@ -255,25 +329,30 @@ def dagger(
             optimizer_state = trained.optimizer_state
             if trained.interrupted:
                 raise KeyboardInterrupt
-            learner = None
+            learner, exits = None, None
             if plan.eval_episodes > 0:
                 if on_stage is not None:
-                    on_stage(f"round {i}: the learner alone on {plan.eval_episodes} held-out seeds")
+                    held = "maps" if worlds is not None else "seeds"
+                    on_stage(f"round {i}: the learner alone on {plan.eval_episodes} held-out {held}")
                 metadata = read_metadata(model)
-                board = evaluate(
-                    settings,
-                    registry,
-                    EvalPlan(
-                        model_path=model,
-                        scenario=scenario,
-                        episodes=plan.eval_episodes,
-                        workers=plan.workers,
-                        start_seed=EVAL_START_SEED,
-                        max_steps=plan.max_steps,
-                        baselines=False,
-                        threshold=model_threshold(metadata, settings.brain.activation),
-                    ),
+                eval_plan = EvalPlan(
+                    model_path=model,
+                    scenario=scenario,
+                    episodes=plan.eval_episodes,
+                    workers=plan.workers,
+                    start_seed=EVAL_START_SEED,
+                    max_steps=plan.max_steps,
+                    baselines=False,
+                    threshold=model_threshold(metadata, settings.brain.activation),
                 )
+                board: Scoreboard
+                if held_out:
+                    board = evaluate_maps(
+                        settings, registry, eval_plan, [(m.scenario, m.seed) for m in held_out], scenario
+                    )
+                    exits = statistics.fmean(float(r.exited) for r in board.of("model"))
+                else:
+                    board = evaluate(settings, registry, eval_plan)
                 learner = _stats([r.episode_return for r in board.of("model")])
             round_report = RoundReport(
                 round=i,
@@ -285,6 +364,8 @@ def dagger(
                 val_loss=trained.validation.loss if trained.validation else None,
                 learner_return=learner,
                 seconds=round(time.perf_counter() - started, 1),
+                learner_exits=exits,
+                maps=list(seeds) if worlds is not None else None,
             )
             report.rounds.append(round_report)
             log.info("dagger.round", **asdict(round_report) | {"episodes": len(ids)})
@@ -303,6 +384,7 @@ __all__ = [
     "RoundReport",
     "beta_for_round",
     "dagger",
+    "fresh_map_seeds",
     "last_round",
     "settings_from_model",
 ]
