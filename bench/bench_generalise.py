@@ -9,6 +9,9 @@ For each scenario (``--scenario``, repeatable) and each training recipe (``--row
 * ``both``: the varied episodes, trained with the augmentations;
 * ``mix``: half the spec's episodes on the shipped map, half each on a variant of its own (as many
   episodes as the other rows), trained with the augmentations;
+* ``vary-tuned``: the ``vary`` row's model with its press thresholds tuned by play on the shipped map
+  (``golem run tune``, as ``training.tune_episodes`` does after training; its seeds are neither the
+  evaluation's nor on a variant): thresholds calibrated on varied validation frames need not suit any one look;
 * ``vary3``: ``vary`` with three times the spec's episodes (default training, so three times the updates
   where the spec sets no fixed budget): whether more looks and more data close the gap.
 
@@ -72,7 +75,11 @@ def eval_variants(scenario: str) -> list[tuple[str, list[str]]]:
 EVAL_VARIANT_SEED = 900_000
 #: First seed of the evaluation episodes (training seeds start at 0).
 EVAL_SEED = 20_000
-ROWS = ("plain", "augment", "vary", "both", "mix", "vary3")
+ROWS = ("plain", "augment", "vary", "vary-tuned", "both", "mix", "vary3")
+#: Rows that take another row's model and tune its thresholds by play: the row they take it from.
+TUNED = {"vary-tuned": "vary"}
+#: Episodes per candidate and confirmation episodes of a ``TUNED`` row's search (``golem run tune``).
+TUNE_EPISODES = 20
 #: Rows that record more than the spec's episodes: the multiple.
 SCALE = {"vary3": 3}
 
@@ -165,6 +172,30 @@ def train_model(work: Path, row: str, store: Path, augment: list[str]) -> dict[s
     return _json_stage(folder / "trained.json", run)
 
 
+def tune_model(work: Path, row: str, trained: dict[str, Any], scenario: str, workers: int) -> dict[str, Any]:
+    """``golem run tune`` of the model ``trained`` on the shipped ``scenario``; the tuned archive where the
+    search was confirmed (else the model as it was) and the search's figures."""
+    folder = work / row
+
+    def run() -> dict[str, Any]:
+        started = time.perf_counter()
+        source = trained["checkpoint"] or trained["active"]
+        args = ["--set", f"data.root={folder / 'data'}", "run", "tune", "--model", source, "--scenario", scenario]
+        args += ["--episodes", str(TUNE_EPISODES), "--confirm", str(TUNE_EPISODES), "--workers", str(workers)]
+        out = json.loads(golem(*args, "--json"))
+        return {
+            "checkpoint": out.get("archive") or source,
+            "active": out.get("archive") or source,
+            "tuned_from": source,
+            "accepted": out.get("archive") is not None,
+            "plays": out.get("plays"),
+            "seconds": round(time.perf_counter() - started, 1),
+        }
+
+    folder.mkdir(parents=True, exist_ok=True)
+    return _json_stage(folder / "trained.json", run)
+
+
 def evaluate(model: str, scenario_cfg: str, episodes: int, workers: int, baselines: bool, out: Path) -> dict[str, Any]:
     """``golem run evaluate`` of ``model`` on ``scenario_cfg`` (seeds from :data:`EVAL_SEED`); its summary."""
 
@@ -227,6 +258,7 @@ def run_scenario(
         "plain": (None, []),
         "augment": (None, augment),
         "vary": (varied, []),
+        "vary-tuned": (varied, []),
         "both": (varied, augment),
         "mix": (varied, augment),
         "vary3": (varied, []),
@@ -239,7 +271,11 @@ def run_scenario(
     for row in rows:
         vary_mods, aug = recipes[row]
         store = record_store(work, scenario, vary_mods, workers, mixed=row == "mix", scale=SCALE.get(row, 1))
-        trained = train_model(work, row, store, aug)
+        if row in TUNED:
+            base = train_model(work, TUNED[row], store, aug)  # the row it tunes (trained here if not yet)
+            trained = tune_model(work, row, base, scenario, workers)
+        else:
+            trained = train_model(work, row, store, aug)
         model = trained["active"] or trained["checkpoint"]
         if baseline_model is None:
             baseline_model = model
@@ -256,7 +292,13 @@ def run_scenario(
                 }
             scores[name] = {"model": _mean(summary, "model"), "model_se": _se(summary, "model")}
         board["rows"][row] = {
-            "recipe": {"vary": vary_mods, "augment": aug, "mixed": row == "mix", "episodes_scale": SCALE.get(row, 1)},
+            "recipe": {
+                "vary": vary_mods,
+                "augment": aug,
+                "mixed": row == "mix",
+                "episodes_scale": SCALE.get(row, 1),
+                "tuned_by_play": row in TUNED,
+            },
             "trained": trained,
             "scores": scores,
         }

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -141,6 +142,73 @@ def test_expert_of_another_scenario_is_refused_and_changes_nothing(golem_cli, tr
     assert proc.returncode != 0
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "trained on basic, not on 'take_cover'" in lines[0] and "--other-scenario" in lines[0]
+    assert hashlib.sha256(active.read_bytes()).hexdigest() == before
+    with TrajectoryStore.open(trained / "stores" / "demos") as store:
+        assert len(list(store.episodes())) == episodes
+
+
+@pytest.fixture(scope="module")
+def on_maps(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data root with the explorer's episodes on three phase-1 generated maps and a tiny model trained on them."""
+    from tests.conftest import GOLEM, _clean_env
+
+    root = tmp_path_factory.mktemp("dagger-maps") / "root"
+    for args in (
+        ["run", "record", "--expert", "explorer", "--procgen-phase", "1", "--maps", "3", "--max-steps", "300"],
+        ["run", "train", "--epochs", "1", "--device", "cpu", "--set", "brain.working_memory=16"]
+        + ["--set", "training.min_updates=0", "--set", "training.sequence_length=8", "--set", "training.batch_size=4"],
+    ):
+        proc = subprocess.run(
+            [str(GOLEM), *args, "--set", f"data.root={root}"],
+            capture_output=True,
+            text=True,
+            env=_clean_env(),
+            timeout=600,
+        )
+        assert proc.returncode == 0, proc.stderr
+    return root
+
+
+def test_rounds_on_generated_maps_play_fresh_maps_and_check_the_learner_on_held_out_ones(golem_cli, on_maps: Path):
+    args = ["run", "dagger", "--expert", "explorer", "--procgen-phase", "1", "--rounds", "1"]
+    args += ["--episodes-per-round", "2", "--updates", "3", "--eval-episodes", "2", "--max-steps", "200"]
+    args += ["--set", f"data.root={on_maps}", "--set", "training.sequence_length=8", "--set", "training.batch_size=4"]
+    report = json.loads(golem_cli([*args, "--json"], check=True).stdout)
+    (first,) = report["rounds"]
+    assert first["round"] == 1 and first["maps"] == [3, 4]  # after the three maps the model learnt
+    assert first["learner_exits"] is not None and 0.0 <= first["learner_exits"] <= 1.0
+    assert report["scenario"] == "phase-1 maps of builtin"
+    with TrajectoryStore.open(on_maps / "stores" / "demos") as store:
+        for eid, seed in zip(first["episodes"], first["maps"], strict=True):
+            meta = store.get(eid).meta
+            assert meta.source == "recovery" and {"dagger-round-1", "procgen-phase1"} <= set(meta.tags)
+            assert meta.extra["world"]["phase"] == 1 and meta.extra["world"]["seed"] == meta.seed == seed
+            assert "phase1" in meta.scenario and meta.scenario.endswith(".cfg")  # the built map it played
+    # the next round continues on maps after those
+    again = json.loads(golem_cli([*args, "--json"], check=True).stdout)
+    assert [(r["round"], r["maps"]) for r in again["rounds"]] == [(2, [5, 6])]
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        (["--expert", "explorer", "--procgen-phase", "1"], "trained on basic, not on generated maps"),
+        (["--expert", "explorer"], "plays generated maps: pass --procgen-phase P"),
+        (["--expert", "basic", "--procgen-phase", "1"], "explorer"),
+        (["--expert", "explorer", "--procgen-phase", "9"], "phase"),
+    ],
+)
+def test_generated_maps_bad_input_is_one_line_and_changes_nothing(
+    golem_cli, trained: Path, extra: list[str], needle: str
+) -> None:
+    active = trained / "models" / "basic" / "active.safetensors"
+    before = hashlib.sha256(active.read_bytes()).hexdigest()
+    with TrajectoryStore.open(trained / "stores" / "demos") as store:
+        episodes = len(list(store.episodes()))
+    proc = golem_cli(["run", "dagger", *extra, "--rounds", "1", "-n", "1", "--set", f"data.root={trained}"])
+    assert proc.returncode != 0
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and needle in lines[0], proc.stderr
     assert hashlib.sha256(active.read_bytes()).hexdigest() == before
     with TrajectoryStore.open(trained / "stores" / "demos") as store:
         assert len(list(store.episodes())) == episodes
