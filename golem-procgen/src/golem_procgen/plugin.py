@@ -1,5 +1,5 @@
-"""The ``procgen`` plugin: the ``builtin``, ``oblige`` and ``vary`` map generators, the ``explorer`` expert, the
-``balanced`` sampler, ``golem procgen …``."""
+"""The ``procgen`` plugin: the ``builtin``, ``oblige`` and ``vary`` map generators, the ``explorer`` and ``scout``
+experts, the ``balanced`` sampler, ``golem procgen …``."""
 
 from __future__ import annotations
 
@@ -23,8 +23,10 @@ def register_map_generators(register) -> None:
 @hookimpl
 def register_experts(register) -> None:
     from golem_procgen.explorer import ExplorerExpert
+    from golem_procgen.scout import ScoutExpert
 
     register("explorer", ExplorerExpert)
+    register("scout", ScoutExpert)  # the explorer that heads for the exit only once it has seen it
 
 
 @hookimpl
