@@ -140,6 +140,7 @@ def test_record_train_and_evaluate_on_generated_maps(tmp_path: Path) -> None:
     assert board["scenario"].startswith("procgen phase 1") and board["seeds"] == [10000, 10001]
     assert board["expert"] == "explorer" and board["policies"]["expert"]["goal_rate"] == 1.0
     assert board["policies"]["model"]["episodes"] == 2
+    assert "on 2 phase-1 maps of builtin" in proc.stderr and "seed010000" not in proc.stderr  # not the first map
     one_error_line(
         golem(["run", "record", "--expert", "basic", "--procgen-phase", "1", "--maps", "1", *root], tmp_path),
         "does not play generated maps",

@@ -163,7 +163,8 @@ def evaluate_command(
     total = episodes * len(plan.roles)
     progress = task_bar(st.err, "[bold]evaluating[/bold] {task.fields[what]}", transient=True)
     with progress:
-        task = progress.add_task("evaluate", total=total, what=f"{path.name} on {scenario_name}")
+        where = f"{len(made)} phase-{procgen_phase} maps of {generator}" if made else scenario_name
+        task = progress.add_task("evaluate", total=total, what=f"{path.name} on {where}")
 
         def on_episode(result: EpisodeResult) -> None:
             progress.update(task, advance=1)
