@@ -447,7 +447,7 @@ class ExplorerExpert(Expert):
             return lift
         err = relative_bearing(pose.x, pose.y, pose.angle, *step.target)
         buttons = []
-        turn = turn_toward(err, 4.0)
+        turn = self._steer(err)
         if turn:
             buttons.append(turn)
         if abs(err) < RUN_CONE:
@@ -457,6 +457,10 @@ class ExplorerExpert(Expert):
             if distance(pose.x, pose.y, *door_xy) < USE_REACH and self._door_closed(state, self.nav.sector(step.door)):
                 buttons += self._use()
         return self.press(*buttons)
+
+    def _steer(self, err: float) -> str | None:
+        """The turn that keeps the player on its way, ``err`` degrees off its waypoint (``None``: straight on)."""
+        return turn_toward(err, 4.0)
 
     def _plan(self, game: Any, state: Any, pose: Any) -> tuple[Goal, dict | None, Tokens, Step | None]:
         """Where to go now: the goal, what to do there, the tokens planned with, and the next step."""

@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar
 
-from golem_experts.geometry import relative_bearing
+from golem_experts.geometry import relative_bearing, turn_toward
 from golem_experts.privileged import player_pose
 from golem_procgen.explorer import GOAL_PATIENCE, ExplorerExpert
 from golem_procgen.navigation import Cell, Goal, Tokens
@@ -40,6 +40,10 @@ FOV = 90.0
 RAY_STEP = 3.0
 #: How far a look reaches, map units.
 SIGHT = 1536.0
+#: Steering: a turn starts when the waypoint is this many degrees off the heading, and lasts until it is within
+#: STEER_HOLD — fewer, longer turns than the explorer's (which corrects at 4°), each one a change of direction a
+#: frame shows rather than a correction it does not.
+STEER_START, STEER_HOLD = 15.0, 4.0
 #: The four neighbours of a cell.
 NEIGHBOURS = ((1, 0), (-1, 0), (0, 1), (0, -1))
 
@@ -55,6 +59,7 @@ class ScoutExpert(ExplorerExpert):
         self._seen: set[Cell] = set()
         self._frontier_goal: Cell | None = None
         self._goal_since = 0
+        self._turning = False
 
     # --- what it has seen ---------------------------------------------------------
 
@@ -93,6 +98,11 @@ class ScoutExpert(ExplorerExpert):
         pose = player_pose(game)
         self.look(pose.x, pose.y, pose.angle)
         return super().act(game, state)
+
+    def _steer(self, err: float) -> str | None:
+        turn = turn_toward(err, STEER_HOLD if self._turning else STEER_START)
+        self._turning = turn is not None
+        return turn
 
     def _goal(self, game: Any, state: Any, x: float, y: float, tokens: Tokens) -> tuple[Goal, dict | None]:
         nav = self.nav
