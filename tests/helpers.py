@@ -37,15 +37,16 @@ def recorded_store(path: Path, episodes: int = 12, expert: str = "basic") -> Pat
     return path
 
 
-def tiny_model_root(root: Path, episodes: int, sequence_length: int) -> Path:
-    """``root`` with ``episodes`` ``basic`` expert episodes and a tiny model trained on them (16 units, 1 epoch).
+def tiny_model_root(root: Path, episodes: int, sequence_length: int, record: list[str] | None = None) -> Path:
+    """``root`` with ``episodes`` ``basic`` expert episodes (or what ``record``'s ``golem run record`` arguments
+    record) and a tiny model trained on them (16 units, 1 epoch).
 
     Recorded and trained through the real ``golem`` console script; returns ``root``.
     """
     from tests.conftest import GOLEM, _clean_env
 
     for args in (
-        ["run", "record", "--expert", "basic", "-n", str(episodes)],
+        ["run", "record", *(record or ["--expert", "basic", "-n", str(episodes)])],
         [
             "run",
             "train",

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -150,23 +149,8 @@ def test_expert_of_another_scenario_is_refused_and_changes_nothing(golem_cli, tr
 @pytest.fixture(scope="module")
 def on_maps(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A data root with the explorer's episodes on three phase-1 generated maps and a tiny model trained on them."""
-    from tests.conftest import GOLEM, _clean_env
-
-    root = tmp_path_factory.mktemp("dagger-maps") / "root"
-    for args in (
-        ["run", "record", "--expert", "explorer", "--procgen-phase", "1", "--maps", "3", "--max-steps", "300"],
-        ["run", "train", "--epochs", "1", "--device", "cpu", "--set", "brain.working_memory=16"]
-        + ["--set", "training.min_updates=0", "--set", "training.sequence_length=8", "--set", "training.batch_size=4"],
-    ):
-        proc = subprocess.run(
-            [str(GOLEM), *args, "--set", f"data.root={root}"],
-            capture_output=True,
-            text=True,
-            env=_clean_env(),
-            timeout=600,
-        )
-        assert proc.returncode == 0, proc.stderr
-    return root
+    maps = ["--expert", "explorer", "--procgen-phase", "1", "--maps", "3", "--max-steps", "300"]
+    return tiny_model_root(tmp_path_factory.mktemp("dagger-maps") / "root", 3, 8, record=maps)
 
 
 def test_rounds_on_generated_maps_play_fresh_maps_and_check_the_learner_on_held_out_ones(golem_cli, on_maps: Path):
