@@ -16,6 +16,7 @@ from golem_cli.options import (
     JsonOpt,
     MaxStepsOpt,
     PluginOpt,
+    ProcgenPhaseOpt,
     SetOpt,
     StoreOpt,
     WorkersOpt,
@@ -89,16 +90,7 @@ def dagger_command(
             help="Correct the model on a scenario it was not trained on (refused without this flag).",
         ),
     ] = False,
-    procgen_phase: Annotated[
-        Optional[int],
-        typer.Option(
-            "--procgen-phase",
-            metavar="P",
-            help="Correct on generated maps of this curriculum phase: every episode on a fresh map (after every "
-            "map of the phase in the store), the learner checked on --eval-episodes held-out maps "
-            "(with --expert explorer; golem-procgen).",
-        ),
-    ] = None,
+    procgen_phase: ProcgenPhaseOpt = None,
     generator: GeneratorOpt = "builtin",
     store: StoreOpt = None,
     plugin: PluginOpt = None,
@@ -109,7 +101,8 @@ def dagger_command(
 
     Per tic the expert's buttons run with probability β and the learner's otherwise; the expert's are recorded \
 (source = recovery) and the model is fine-tuned on base + recovery episodes. Ctrl-C keeps every completed episode \
-and the last saved model.
+and the last saved model. With --procgen-phase P (--expert explorer or scout) every episode plays a fresh map of \
+the phase (after every map of it in the store) and the learner is checked on --eval-episodes held-out maps.
     """
     st = state(ctx)
     resolved = st.resolve(plugin=plugin, set_=set_, flags=game_flags(scenario))
