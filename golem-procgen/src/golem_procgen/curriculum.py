@@ -155,6 +155,7 @@ def curriculum(
                 seeds = list(range(first, first + plan.maps_per_round))
                 stage(f"phase {phase}, round {rnd + 1}: the {plan.expert} expert plays {len(seeds)} maps")
                 frames, exits = 0, 0
+                worlds = WorldPlan(generator=plan.generator, phase=phase)
                 rec = RecordPlan(
                     demonstrator="expert",
                     expert=plan.expert,
@@ -163,11 +164,11 @@ def curriculum(
                     seeds=seeds,
                     tags=[TAG],
                     max_steps=plan.max_steps,
-                    worlds=WorldPlan(generator=plan.generator, phase=phase),
+                    worlds=worlds,
                     spawn=True,  # this process trains between rounds: its workers must not be forked
                 )
                 with TrajectoryStore.open_or_create(store_path) as store:
-                    for eid in record(settings, registry, rec, store, f"{plan.generator}:phase{phase}"):
+                    for eid in record(settings, registry, rec, store, worlds.seed_key):
                         info = store.get(eid)
                         frames += info.length
                         exits += int(float(info.meta.extra.get("exited", 0.0)) > 0)

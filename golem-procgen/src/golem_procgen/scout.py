@@ -60,6 +60,7 @@ class ScoutExpert(ExplorerExpert):
         self._frontier_goal: Cell | None = None
         self._goal_since = 0
         self._turning = False
+        self._heading = 0.0  # degrees, this tic's (read once per tic in act)
 
     # --- what it has seen ---------------------------------------------------------
 
@@ -81,21 +82,20 @@ class ScoutExpert(ExplorerExpert):
                 py += dy
         seen.add(nav.cell_of(x, y))
 
-    def _frontier(self, tokens: Tokens) -> list[Cell]:
+    def _frontier(self, tokens: Tokens) -> set[Cell]:
         """Seen cells a player can walk on that border a cell not yet seen."""
         nav, seen = self.nav, self._seen
-        out = []
-        for cell in seen:
-            if not nav.open(cell, tokens):
-                continue
-            if any((cell[0] + a, cell[1] + b) not in seen for a, b in NEIGHBOURS):
-                out.append(cell)
-        return out
+        return {
+            cell
+            for cell in seen
+            if nav.open(cell, tokens) and any((cell[0] + a, cell[1] + b) not in seen for a, b in NEIGHBOURS)
+        }
 
     # --- the policy ---------------------------------------------------------------
 
     def act(self, game: Any, state: Any) -> list[int]:
         pose = player_pose(game)
+        self._heading = pose.angle
         self.look(pose.x, pose.y, pose.angle)
         return super().act(game, state)
 
@@ -119,7 +119,7 @@ class ScoutExpert(ExplorerExpert):
             )
             if items and nav.field(items, tokens).get(nav.cell_of(x, y)) is not None:
                 return items, None
-        frontier = set(self._frontier(tokens))
+        frontier = self._frontier(tokens)
         keep = self._frontier_goal
         if keep is not None and keep in frontier and keep not in self._skip:
             if self._walked - self._goal_since <= GOAL_PATIENCE:
@@ -129,10 +129,9 @@ class ScoutExpert(ExplorerExpert):
         if not reachable:
             self._frontier_goal = None
             return super()._goal(game, state, x, y, tokens)  # nothing left to see from here: the explorer's plan
-        heading = player_pose(game).angle
 
         def rank(cell: Cell) -> tuple[float, float, Cell]:
-            turn = abs(relative_bearing(x, y, heading, *nav.centre(cell)))
+            turn = abs(relative_bearing(x, y, self._heading, *nav.centre(cell)))
             return (round(costs[cell]), turn, cell)
 
         self._frontier_goal = min(reachable, key=rank)

@@ -17,6 +17,7 @@ from golem.data.store import SOURCES, EpisodeInfo, TrajectoryStore
 from golem.data.store.npz import ImportOptions
 from golem.errors import GolemError
 from golem.profiles import PROFILES
+from golem.runtime.generated import world_matches
 from golem.settings import GolemSettings
 from golem_cli.options import JsonOpt, StoreOpt
 from golem_cli.state import AppState, state
@@ -142,16 +143,6 @@ def list_(
             row.append(corrected(m.extra) if m.source == "recovery" else "")
         table.add_row(*row)
     st.out.print(table)
-
-
-def world_matches(extra: dict[str, object], generator: str | None, phase: int | None) -> bool:
-    """Whether an episode's built map (``extra["world"]``) has ``generator`` and ``phase`` (``None``: any)."""
-    if generator is None and phase is None:
-        return True
-    world = extra.get("world")
-    if not isinstance(world, dict):
-        return False
-    return (generator is None or world.get("generator") == generator) and (phase is None or world.get("phase") == phase)
 
 
 def world_label(extra: dict[str, object]) -> str:

@@ -251,7 +251,6 @@ def _record_worlds(
         seeds=list(range(first_seed, first_seed + count)),
         worlds=worlds,
     )
-    key = f"{worlds.generator}:phase{worlds.phase}"  # the seeds' reservation key in the store
     ids: list[int] = []
     with TrajectoryStore.open_or_create(path) as opened, progress:
         task = progress.add_task(
@@ -269,7 +268,7 @@ def _record_worlds(
             progress.update(task, advance=1, exits=exits, fps=frames / elapsed, mean=sum(returns) / len(returns))
 
         try:
-            record(settings, registry, plan, opened, key, on_episode=on_episode)
+            record(settings, registry, plan, opened, worlds.seed_key, on_episode=on_episode)
         except KeyboardInterrupt:
             st.err.print(f"[yellow]interrupted: {len(ids)} completed episode(s) kept in {path}[/yellow]")
             raise typer.Exit(130) from None

@@ -93,6 +93,11 @@ class WorldPlan:
         mods = "+".join((self.config or {}).get("modifications", [])) or self.generator
         return f"{self.scenario or 'map'} variants ({mods})"
 
+    @property
+    def seed_key(self) -> str:
+        """The key a store reserves a curriculum phase's map seeds under (``builtin:phase1``)."""
+        return f"{self.generator}:phase{self.phase}"
+
     def episode_tags(self) -> list[str]:
         """Tags every episode on these worlds gets (``--module`` selects by them)."""
         out = [*self.tags, f"generator:{self.generator}"]
@@ -234,6 +239,16 @@ def generated_maps(
     return out
 
 
+def world_matches(extra: Mapping[str, Any], generator: str | None, phase: int | None) -> bool:
+    """Whether an episode's built map (``extra["world"]``) has ``generator`` and ``phase`` (``None``: any)."""
+    if generator is None and phase is None:
+        return True
+    world = extra.get("world")
+    if not isinstance(world, dict):
+        return False
+    return (generator is None or world.get("generator") == generator) and (phase is None or world.get("phase") == phase)
+
+
 __all__ = [
     "GeneratedMap",
     "WorldPlan",
@@ -244,5 +259,6 @@ __all__ = [
     "maps_folder",
     "spec_variation",
     "variation_plan",
+    "world_matches",
     "worlds_folder",
 ]

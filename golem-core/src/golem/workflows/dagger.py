@@ -49,7 +49,7 @@ from golem.learning.checkpoints import read_metadata
 from golem.learning.training import TrainPlan, train
 from golem.registry import Registry
 from golem.runtime.agent import at_trained_frame_skip, model_threshold, settings_for_model
-from golem.runtime.generated import WorldPlan, build_world, generated_maps
+from golem.runtime.generated import WorldPlan, build_world, generated_maps, world_matches
 from golem.scenarios import is_scenario_name
 from golem.settings import GolemSettings, ResolvedSettings
 from golem.workflows.recording import RecordPlan, check_world_expert, continuing_seeds, record, resolve_expert
@@ -152,18 +152,17 @@ class DaggerReport:
         }
 
 
-def _same_world(extra: dict[str, Any], worlds: WorldPlan) -> bool:
-    """Whether an episode's ``extra`` says it played a map of ``worlds``' generator and phase."""
-    world = extra.get("world") or {}
-    return world.get("generator") == worlds.generator and world.get("phase") == worlds.phase
-
-
 def last_round(store: TrajectoryStore, scenario: str, worlds: WorldPlan | None = None) -> int:
     """The highest DAgger round stored for ``scenario`` (or on ``worlds``' maps); 0: none yet."""
     rounds = [
         int(i.meta.extra.get("dagger_round") or 0)
         for i in store.episodes()
-        if TAG in i.meta.tags and (i.meta.scenario == scenario if worlds is None else _same_world(i.meta.extra, worlds))
+        if TAG in i.meta.tags
+        and (
+            i.meta.scenario == scenario
+            if worlds is None
+            else world_matches(i.meta.extra, worlds.generator, worlds.phase)
+        )
     ]
     return max(rounds, default=0)
 
@@ -177,9 +176,9 @@ def fresh_map_seeds(store: TrajectoryStore, worlds: WorldPlan, n: int, held_out:
     stored = [
         int((i.meta.extra.get("world") or {}).get("seed", -1))
         for i in store.episodes()
-        if _same_world(i.meta.extra, worlds)
+        if world_matches(i.meta.extra, worlds.generator, worlds.phase)
     ]
-    seeds = store.reserve_seeds(f"{worlds.generator}:phase{worlds.phase}", max(stored, default=-1) + 1, n)
+    seeds = store.reserve_seeds(worlds.seed_key, max(stored, default=-1) + 1, n)
     if seeds[0] < EVAL_START_SEED + max(held_out, 1) and seeds[-1] >= EVAL_START_SEED:
         raise GolemError(
             f"the next {n} map seeds ({seeds[0]}–{seeds[-1]}) reach the held-out maps' (from {EVAL_START_SEED}): "
@@ -312,8 +311,7 @@ def dagger(
                     dagger_round=i,
                     worlds=worlds,
                 )
-                key = scenario if worlds is None else f"{worlds.generator}:phase{worlds.phase}"
-                ids = record(settings, registry, rec, store, key)
+                ids = record(settings, registry, rec, store, scenario if worlds is None else worlds.seed_key)
                 infos = [store.get(e) for e in ids]
             steps = sum(info.length for info in infos)
             disagree = sum(float(info.meta.extra.get("disagreements", 0)) for info in infos)
