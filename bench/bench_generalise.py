@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from console import golem  # bench/ is on the path when a benchmark runs as a script
+from console import golem, json_stage  # bench/ is on the path when a benchmark runs as a script
 
 from golem.scenarios import scenario_spec
 
@@ -93,17 +93,6 @@ def _save(results: dict[str, Any]) -> None:
     tmp = RESULTS.with_suffix(".tmp")
     tmp.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
     os.replace(tmp, RESULTS)
-
-
-def _json_stage(path: Path, run: Any) -> Any:
-    """The JSON a finished stage left at ``path``, else run it and keep what it returns there."""
-    if path.exists():
-        return json.loads(path.read_text())
-    out = run()
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(out, indent=2))
-    os.replace(tmp, path)
-    return out
 
 
 def variant_config(work: Path, scenario: str, mods: list[str], seed: int) -> str:
@@ -169,7 +158,7 @@ def train_model(work: Path, row: str, store: Path, augment: list[str]) -> dict[s
             "augment": augment,
         }
 
-    return _json_stage(folder / "trained.json", run)
+    return json_stage(folder / "trained.json", run)
 
 
 def tune_model(work: Path, row: str, trained: dict[str, Any], scenario: str, workers: int) -> dict[str, Any]:
@@ -193,7 +182,7 @@ def tune_model(work: Path, row: str, trained: dict[str, Any], scenario: str, wor
         }
 
     folder.mkdir(parents=True, exist_ok=True)
-    return _json_stage(folder / "trained.json", run)
+    return json_stage(folder / "trained.json", run)
 
 
 def evaluate(model: str, scenario_cfg: str, episodes: int, workers: int, baselines: bool, out: Path) -> dict[str, Any]:
@@ -206,7 +195,7 @@ def evaluate(model: str, scenario_cfg: str, episodes: int, workers: int, baselin
             args.append("--no-baselines")
         return json.loads(golem(*args))
 
-    return _json_stage(out, run)
+    return json_stage(out, run)
 
 
 def _mean(summary: dict[str, Any], role: str) -> float | None:

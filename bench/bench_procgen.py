@@ -33,7 +33,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from console import golem  # bench/ is on the path when a benchmark runs as a script
+from console import golem, json_stage  # bench/ is on the path when a benchmark runs as a script
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "procgen.json"
@@ -102,17 +102,6 @@ def evaluate(
     return json.loads(golem(*args, *([] if baselines else ["--no-baselines"])))
 
 
-def _stage(path: Path, make: Any) -> Any:
-    """``make()``'s JSON, stored at ``path`` once made: a rerun with ``--dir`` skips a finished stage."""
-    if path.exists():
-        return json.loads(path.read_text())
-    value = make()
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(value, indent=2) + "\n")
-    tmp.replace(path)
-    return value
-
-
 def _curriculum(work: Path, args: argparse.Namespace) -> dict[str, Any]:
     started = time.perf_counter()
     cur = work / "curriculum"
@@ -166,13 +155,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     began = time.perf_counter()
     wanted = [a.strip() for a in args.arms.split(",") if a.strip()]
     try:
-        arms: dict[str, Any] = {"curriculum": _stage(work / "curriculum.json", lambda: _curriculum(work, args))}
+        arms: dict[str, Any] = {"curriculum": json_stage(work / "curriculum.json", lambda: _curriculum(work, args))}
         budget = arms["curriculum"]["frames"]
         print(f"curriculum: {budget} frames, {arms['curriculum']['updates']} updates", flush=True)
         updates = 3 * max(1, args.updates // 3)
         for arm in ("phase3", "fixed"):
             if arm in wanted:
-                arms[arm] = _stage(work / f"{arm}.json", lambda arm=arm: _arm(work, arm, budget, updates, args))
+                arms[arm] = json_stage(work / f"{arm}.json", lambda arm=arm: _arm(work, arm, budget, updates, args))
                 print(f"{arm}: {arms[arm]['frames']} frames", flush=True)
         scores: dict[str, Any] = {}
         played = [  # an arm whose stored evaluations already include the random policy and the explorer
@@ -186,7 +175,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             model = work / name / "models" / "basic" / "active.safetensors"
             scores[name] = {}
             for phase in (1, 2, 3):
-                board = _stage(
+                board = json_stage(
                     work / f"{name}-phase{phase}.json",
                     lambda name=name, phase=phase, model=model: evaluate(
                         work / name, model, phase, args.eval_maps, args.max_steps, name == first, args.workers

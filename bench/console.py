@@ -1,10 +1,13 @@
-"""The ``golem`` console script of this interpreter's environment, as the benchmarks run it."""
+"""The ``golem`` console script of this interpreter's environment, as the benchmarks run it, and their resumable
+stages."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 
 def golem(*args: str, cwd: Path | None = None) -> str:
@@ -14,3 +17,14 @@ def golem(*args: str, cwd: Path | None = None) -> str:
     if proc.returncode != 0:
         raise SystemExit(f"golem {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
     return proc.stdout
+
+
+def json_stage(path: Path, make: Any) -> Any:
+    """``make()``'s JSON, kept at ``path`` once made (written whole, then renamed): a rerun skips a finished stage."""
+    if path.exists():
+        return json.loads(path.read_text())
+    value = make()
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(value, indent=2) + "\n")
+    tmp.replace(path)
+    return value
