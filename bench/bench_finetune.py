@@ -177,6 +177,54 @@ def table(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+#: The fine-tuning targets per scenario: (what is measured, the policies' key for it, the target, its source).
+TARGETS: dict[str, tuple[str, str, float, str]] = {
+    "take_cover": ("tics", "tics", 1500.0, "World Models 1,092"),
+    "defend_the_center": ("kills", "kills", 25.0, "Sample Factory's APPO 24–25"),
+    "health_gathering_supreme": ("tics", "tics", 1700.0, ""),
+    "predict_position": ("return", "return", 0.5, "the expert 0.62"),
+    "deathmatch": ("return", "return", 27.4, "the expert"),
+}
+
+
+def headline(results: dict[str, Any]) -> str:
+    """One row per scenario: the cloned model and the best weights any stored run kept by play, against the target.
+
+    Runs of a scenario differ in settings (the tag) and sometimes in their cloned source; each run's gain is
+    over its own source, and the row shows the run whose kept weights scored best on the unseen seeds.
+    """
+    lines = [
+        "| scenario | measure | cloned | best fine-tuned (kept by play) | gain "
+        "| kept at (frames of the run) | runs | target |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    runs = results["scenarios"]
+    for scenario in sorted({name.split(" (")[0] for name in runs}):
+        label, key, target, reference = TARGETS.get(scenario, ("return", "return", float("nan"), ""))
+        untagged_bc = runs.get(scenario, {}).get("policies", {}).get("bc")
+        tried = [
+            (
+                float(r["policies"]["bc_rl_kept"][key]["mean"]),
+                float((r["policies"].get("bc") or untagged_bc)[key]["mean"]),
+                r,
+            )
+            for name, r in runs.items()
+            if name.split(" (")[0] == scenario and "bc_rl_kept" in r["policies"]
+        ]
+        if not tried:
+            continue
+        kept, cloned, best = max(tried, key=lambda t: t[0])
+        run = best.get("runs", {}).get("bc_rl", {})
+        at = next((e["frames"] for e in run.get("evaluations", []) if e["update"] == run.get("kept_update")), 0)
+        taken = f"{at:,} ({best['frames']:,})" if at else f"the cloned model ({best['frames']:,})"
+        goal = f"≥ {target:g}" + (f" ({reference})" if reference else "") + (" — met" if kept >= target else "")
+        lines.append(
+            f"| `{scenario}` | {label} | {cloned:.4g} | **{kept:.4g}** | {kept - cloned:+.3g} | "
+            f"{taken} | {len(tried)} | {goal} |"
+        )
+    return "\n".join(lines)
+
+
 def plot(results: dict[str, Any], path: Path = PICTURE) -> Path:
     """Held-out return against environment frames of every fine-tuning run, one panel per scenario.
 

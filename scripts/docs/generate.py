@@ -427,14 +427,19 @@ class Results:
         return sorted(p.stem for p in self.dir.glob("*.json"))
 
 
+def bench_module(module: str) -> Any:
+    """``bench/bench_<module>.py``, imported."""
+    bench = str(REPO / "bench")
+    if bench not in sys.path:
+        sys.path.insert(0, bench)  # the benchmarks import their helpers as top-level modules
+    return importlib.import_module(f"bench_{module}")
+
+
 def bench_table(module: str) -> Callable[[Results], str]:
     """The ``table()`` of ``bench/bench_<module>.py`` (what ``--table`` prints) on its stored results."""
 
     def render(results: Results) -> str:
-        bench = str(REPO / "bench")
-        if bench not in sys.path:
-            sys.path.insert(0, bench)  # the benchmarks import their helpers as top-level modules
-        return importlib.import_module(f"bench_{module}").table(results(module))
+        return bench_module(module).table(results(module))
 
     return render
 
@@ -987,6 +992,7 @@ TABLES: dict[str, Callable[[Results], str]] = {
     "augment": bench_table("augment"),
     "rl-throughput": bench_table("rl_throughput"),
     "finetune": bench_table("finetune"),
+    "finetune-headline": lambda results: bench_module("finetune").headline(results("finetune")),
     "bots": bench_table("bots"),
     "speed": speed,
 }
