@@ -107,8 +107,6 @@ def test_fine_tuning_learns_on_basic_and_the_result_plays_as_any_model(root: Pat
             "--set",
             "rl.segment=64",
             "--set",
-            "rl.learning_rate=1e-3",
-            "--set",
             "rl.kl_coef=0.01",
             "--set",
             "rl.entropy_coef=0",
@@ -128,9 +126,13 @@ def test_fine_tuning_learns_on_basic_and_the_result_plays_as_any_model(root: Pat
     source, best = result["evaluations"][0], result["best"]
     assert source["update"] == 0
     # Learning: a fine-tuned candidate was kept (confirmed on fresh seeds) and plays the same held-out seeds
-    # far better than the source (measured: −314 → −97 and −99; no learning keeps the source, a gain of 0).
+    # better than the source by more than the noise of their mean (1.5 standard errors of the source's mean,
+    # at least 50; measured with the default learning rate: −242.85 ± 219.7 → −125.5, a gain of 117 where
+    # 74 is asked; no learning keeps the source, a gain of 0).
     assert best["update"] > 0, result["evaluations"]
-    assert best["mean"] - source["mean"] >= 100, result["evaluations"]
+    episodes = source["seeds"][1] - source["seeds"][0] + 1
+    noise = max(50.0, 1.5 * source["std"] / episodes**0.5)
+    assert best["mean"] - source["mean"] >= noise, result["evaluations"]
     assert best["confirmation"]["confirmed"]
     assert result["frames"] >= 16384 and len(result["history"]) == result["updates"]
     assert list(Path(result["tensorboard"]).glob("events.out.tfevents.*"))
