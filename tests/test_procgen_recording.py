@@ -14,7 +14,7 @@ import pytest
 from golem.data.store import TrajectoryStore
 from tests.conftest import GOLEM, _clean_env
 from tests.helpers import json_out
-from tests.test_record import _alive, _children, _wait_for_episodes
+from tests.test_record import _alive, _children, _command, _wait_for_episodes
 
 pytestmark = [pytest.mark.engine, pytest.mark.slow]
 
@@ -124,11 +124,3 @@ def test_a_scenario_whose_spec_varies_it_is_recorded_on_variants_unless_told_not
     assert {f"vary:{m}" for m in mods} <= set(infos[0].meta.tags) and not any(
         t.startswith("vary:") for t in infos[2].meta.tags
     )
-
-
-def _command(pid: int) -> str:
-    """The process's command name, or "" when it has exited."""
-    try:
-        return Path(f"/proc/{pid}/comm").read_text().strip()
-    except OSError:
-        return ""

@@ -203,6 +203,14 @@ def _children(pid: int) -> set[int]:
     return found
 
 
+def _command(pid: int) -> str:
+    """The process's command name, or "" when it has exited."""
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
+
+
 def _alive(pid: int) -> bool:
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -223,7 +231,7 @@ def test_workers_and_their_engines_die_with_a_killed_recorder(tmp_path: Path, ho
     try:
         _wait_for_episodes(_store(tmp_path), 2, proc)
         workers = _children(proc.pid)
-        engines = {e for w in workers for e in _children(w) if Path(f"/proc/{e}/comm").read_text().strip() == "vizdoom"}
+        engines = {e for w in workers for e in _children(w) if _command(e) == "vizdoom"}
         assert len(engines) == 2, (workers, engines)
         proc.send_signal(how)  # the parent alone, as `kill` does
         proc.wait(timeout=30)
