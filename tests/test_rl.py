@@ -320,6 +320,10 @@ def test_bad_input_is_one_line_before_anything_starts(root: Path, tmp_path: Path
         (["--set", "rl.minibatches=3", "--workers", "2"], "exceeds the segments per update"),
         (["--set", "rl.clip=2"], "rl.clip"),
         (["--model", str(tmp_path / "none.safetensors")], "checkpoint not found"),
+        (["--procgen-phase", "9"], "unknown curriculum phase 9"),
+        (["--procgen-phase", "1", "--generator", "nope"], "unknown map generator 'nope'"),
+        (["--procgen-phase", "1", "--scenario", "basic"], "leave out --scenario"),
+        (["--procgen-phase", "1", "--bots", "1"], "leave out --procgen-phase"),
     ]
     state, meta = load_checkpoint(_active(root))
     extra = {k: v for k, v in meta.items() if k not in RESERVED}
@@ -371,6 +375,45 @@ def test_a_clone_carried_to_cig_is_fine_tuned_against_bots_and_kept_by_frags(roo
     assert all(u["frags_mean"] is not None for u in ended)  # and their frags against the bot are reported
     assert [e["update"] for e in report["evaluations"]][0] == 0 and len(report["evaluations"]) >= 2
     assert report["last"] and Path(report["last"]).is_file()
+
+
+@pytest.mark.slow
+def test_on_generated_maps_every_episode_plays_a_map_of_its_own(root: Path) -> None:
+    """``--procgen-phase 1``: rollouts on maps built from seed 100,000 (a fresh one per episode), held-out
+    evaluations on maps from 20,000; the result names its maps, not a scenario, and evaluates like any model."""
+    proc = _golem(
+        [
+            "rl",
+            "finetune",
+            "--procgen-phase",
+            "1",
+            "--frames",
+            "256",
+            "--workers",
+            "2",
+            "--json",
+            *QUICK,
+            "--set",
+            "rl.episode_tics=64",
+            "--set",
+            "rl.shapers={explore = 0.01}",
+        ],
+        root,
+    )
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["scenario"] == "phase-1 maps of builtin" and report["frames"] == 256
+    assert sum(u["episodes"] for u in report["history"]) >= 4  # 64-tic episodes: two a worker at least
+    seeds = sorted(int(p.name[4:10]) for p in (root / "maps" / "builtin" / "phase1").glob("seed*.wad"))
+    assert seeds[:2] == [20_000, 20_001]  # the two held-out maps
+    assert {100_000, 100_001, 100_002, 100_003} <= set(seeds)  # a map of its own for every rollout episode
+    from golem.learning.checkpoints import read_metadata
+
+    meta = read_metadata(report["last"])
+    assert meta["scenario"] is None and meta["world"] == {"generator": "builtin", "phase": 1}
+    assert meta["data"]["frame_skip"] == 4
+    played = _golem(["run", "evaluate", "--model", report["last"], "--procgen-phase", "1", "--maps", "1"], root)
+    assert played.returncode == 0, played.stderr
 
 
 @pytest.mark.slow

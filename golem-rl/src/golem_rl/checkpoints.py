@@ -47,15 +47,18 @@ def finetuned_metadata(
     rl: Mapping[str, Any],
     frames: int,
     frame_skip: int,
-    scenario: str,
+    scenario: str | None,
     thresholds: Mapping[str, float] | None,
     evaluation: Mapping[str, Any] | None,
     interrupted: bool = False,
     decisions: str = "threshold",
+    world: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The ``extra`` metadata of a checkpoint fine-tuned from ``source`` (see the module's docstring).
 
     ``data.frame_skip`` becomes the skip the policy was fine-tuned at, so play decides as often.
+    On generated maps ``scenario`` is ``None`` (a checkpoint names only shipped scenarios) and ``world``
+    says which: ``{"generator": "builtin", "phase": 1}``.
     """
     extra = {k: v for k, v in source_metadata.items() if k not in RESERVED}
     data = dict(extra.get("data") or {})
@@ -76,6 +79,8 @@ def finetuned_metadata(
         decisions=str(decisions),
         created=utc_now(),
     )
+    if world is not None:
+        extra["world"] = dict(world)
     if thresholds:
         extra["activation"] = 0.5 if set(thresholds.values()) == {0.5} else extra.get("activation")
     return extra

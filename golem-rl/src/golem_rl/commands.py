@@ -14,15 +14,26 @@ from rich.table import Table
 from golem.errors import GolemError
 from golem.learning.distributed import Ranks, close_group, init_from_environment, spawn_ranks
 from golem.profiles import PROFILES
+from golem.runtime.generated import WorldPlan, build_world
 from golem.runtime.netgame import check_deathmatch_starts
 from golem.scenarios import read_config, resolve_scenario, scenario_key, scenario_spec, step_limit
 from golem.settings import GolemSettings, ResolvedSettings, section
-from golem_cli.options import JsonOpt, ModelScenarioOpt, PluginOpt, SetOpt, checkpoint_option, game_flags
+from golem_cli.options import (
+    GeneratorOpt,
+    JsonOpt,
+    ModelScenarioOpt,
+    PluginOpt,
+    ProcgenChoice,
+    ProcgenPhaseOpt,
+    SetOpt,
+    checkpoint_option,
+    game_flags,
+)
 from golem_cli.player import resolve_player
 from golem_cli.progress import task_bar
 from golem_cli.state import state
 from golem_rl.finetune import FinetunePlan, FinetuneResult, UpdateRecord, finetune, finetune_rank
-from golem_rl.selection import Evaluation
+from golem_rl.selection import EVAL_START_SEED, Evaluation
 from golem_rl.settings import RLSettings
 from golem_rl.shapers import build_shaping
 
@@ -88,7 +99,11 @@ def episode_limit(scenario: str, doom_map: str | None) -> int | None:
 
 
 def checked_plan(
-    resolved: ResolvedSettings, model: Path | None, registry: Any, transfer: bool = False
+    resolved: ResolvedSettings,
+    model: Path | None,
+    registry: Any,
+    transfer: bool = False,
+    procgen: ProcgenChoice | None = None,
 ) -> tuple[FinetunePlan, GolemSettings]:
     """The fine-tuning plan and the run's settings; bad input is one line, before any process starts.
 
@@ -96,6 +111,8 @@ def checked_plan(
     (as play does), the scenario the checkpoint was cloned on unless ``--scenario`` names it
     (a checkpoint of another profile or scenario than asked is refused, unless ``transfer``:
     then any scenario its profile and sensors play), and else the scenario's spec's frame skip.
+    With ``procgen`` (``--procgen-phase P``) every episode plays a generated map of its own (any checkpoint
+    of the profile; the first held-out map is built here, so an unknown generator or phase fails first).
 
     Raises:
         GolemError: a missing/corrupt checkpoint, another profile or scenario than asked, an unknown scenario,
@@ -112,6 +129,8 @@ def checked_plan(
         )
     if profile and tuple(spec.get("action_names") or ()) not in ((), PROFILES.get(str(profile), ())):
         raise GolemError(f"checkpoint {player.path} presses buttons its profile {profile} does not have")
+    if procgen is not None and procgen.given:
+        return _maps_plan(resolved, player, registry, procgen)
     recorded = recorded_scenario(player.metadata)
     scenario = player.scenario
     if "game.scenario" in given:
@@ -140,6 +159,33 @@ def checked_plan(
         scenario=scenario,
         max_steps=rl.episode_tics or episode_limit(scenario, settings.game.doom_map),
         declared_reward=declares_reward(scenario, settings.game.doom_map),
+    )
+    return plan, settings
+
+
+def _maps_plan(
+    resolved: ResolvedSettings, player: Any, registry: Any, procgen: ProcgenChoice
+) -> tuple[FinetunePlan, GolemSettings]:
+    """The plan of a run on generated maps: a map of its own per episode, the checkpoint's frame skip."""
+    given = resolved.sources
+    if "game.scenario" in given:
+        raise GolemError("--procgen-phase plays generated maps: leave out --scenario")
+    settings = player.settings
+    rl = section(settings, RLSettings)
+    if rl.bots:
+        raise GolemError("--bots plays a deathmatch against the engine's bots: leave out --procgen-phase")
+    build_shaping(settings, registry, rl.shapers)
+    if rl.minibatches > rl.workers:
+        raise GolemError(f"rl.minibatches {rl.minibatches} exceeds the segments per update (rl.workers {rl.workers})")
+    assert procgen.phase is not None
+    world = WorldPlan(generator=procgen.generator, phase=procgen.phase)
+    first = build_world(settings, registry, world, EVAL_START_SEED)  # an unknown generator or phase fails here
+    plan = FinetunePlan(
+        model_path=player.path,
+        scenario=world.label(),
+        max_steps=rl.episode_tics,  # None: each map's own time-out (by its size)
+        declared_reward=declares_reward(first.scenario, settings.game.doom_map),
+        world=world,
     )
     return plan, settings
 
@@ -187,6 +233,8 @@ def finetune_command(
             "sensors), e.g. a deathmatch agent against bots on cig.",
         ),
     ] = False,
+    procgen_phase: ProcgenPhaseOpt = None,
+    generator: GeneratorOpt = "builtin",
     json_: JsonOpt = False,
     plugin: PluginOpt = None,
     set_: SetOpt = None,
@@ -198,11 +246,16 @@ def finetune_command(
     fresh seeds confirm the gain. The best becomes the profile's active model and an archive;
     if none beats the source, the active model stays. Ctrl-C saves the current weights,
     validates them by play and reports. Settings: rl.* (`golem config show`).
+
+    With --procgen-phase P every episode plays a generated map of its own (rollouts from seed
+    100,000, held-out evaluations from 20,000; the map's reward: +1 at the exit, −1 for dying);
+    add exploration with --set 'rl.shapers={explore = 0.01}'.
     """
     st = state(ctx)
     flags = {**game_flags(scenario), "rl.frames": frames, "rl.workers": workers, "rl.seed": seed, "rl.bots": bots}
     resolved = st.resolve(plugin=plugin, set_=set_, flags=flags)
-    plan, settings = checked_plan(resolved, model, st.host.registry, transfer=transfer)
+    procgen = ProcgenChoice(procgen_phase, generator=generator)
+    plan, settings = checked_plan(resolved, model, st.host.registry, transfer=transfer, procgen=procgen)
     rl = section(settings, RLSettings)
     with ExitStack() as stack:
         if nproc > 1:

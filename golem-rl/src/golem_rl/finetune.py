@@ -48,6 +48,7 @@ from golem.learning.distributed import Ranks
 from golem.learning.tensorboard import run_folder
 from golem.registry import Registry
 from golem.runtime.agent import model_threshold
+from golem.runtime.generated import WorldPlan
 from golem.settings import GolemSettings, section
 from golem.threads import set_threads
 from golem_rl.batch import stack_segments
@@ -79,12 +80,15 @@ class FinetunePlan:
         max_steps: tics after which an episode is cut (``None``: the scenario's limit).
         declared_reward: the scenario's config declares a reward (``living_reward``, ``kill_reward``, …); when
             it does not, a run whose first :data:`NO_REWARD_FRAMES` frames paid nothing stops.
+        world: generated maps, one per episode (rollouts and evaluations alike); ``scenario`` then names them
+            (``procgen-phase1``).
     """
 
     model_path: Path
     scenario: str
     max_steps: int | None = None
     declared_reward: bool = True
+    world: WorldPlan | None = None
 
 
 @dataclass(frozen=True)
@@ -236,13 +240,14 @@ def finetune(
         first_worker=ranks.rank * rows,
         stride=ranks.world * rows,
         timeout=rl.timeout,
+        world=plan.world,
     )
     log.info("rl.start", source=str(plan.model_path), scenario=plan.scenario, updates=updates, rank=ranks.rank)
 
     with ExitStack() as stack:
         keeper = None
         if ranks.main:
-            selection = BestByPlay(settings, registry, plan.scenario, rl, plan.max_steps, threads)
+            selection = BestByPlay(settings, registry, plan.scenario, rl, plan.max_steps, threads, world=plan.world)
             keeper = _Keeper(settings, plan, rl, spec, source.metadata, selection, result, folder, on_evaluation)
         if keeper is not None and rl.tensorboard:
             keeper.events = stack.enter_context(RunLog(folder))
@@ -446,11 +451,14 @@ class _Keeper:
             rl=self.rl.model_dump(mode="json"),
             frames=self.result.frames,
             frame_skip=int(self.settings.game.frame_skip),
-            scenario=self.plan.scenario,
+            scenario=None if self.plan.world is not None else self.plan.scenario,
             thresholds=thresholds,
             evaluation=evaluation.record() if evaluation is not None else None,
             interrupted=self.result.interrupted,
             decisions=self.rl.decisions,
+            world=None
+            if self.plan.world is None
+            else {"generator": self.plan.world.generator, "phase": self.plan.world.phase},
         )
 
     def save(self, state: dict[str, torch.Tensor], tail: str, evaluation: Evaluation | None = None) -> Path:

@@ -39,6 +39,7 @@ import structlog
 import torch
 
 from golem.errors import GolemError
+from golem.runtime.generated import WorldPlan
 from golem.runtime.rollout import Observer, Tic
 
 log = structlog.get_logger(__name__)
@@ -181,6 +182,8 @@ class RemotePolicy(Observer):
         if self.shaping:  # the first decision's "before" is read at the episode's start
             from golem_rl.shapers import read_variables
 
+            if callable(getattr(self.shaping, "begin", None)):
+                self.shaping.begin()
             self._before = read_variables(self._game, self.shaping.variables)
 
     def after_tic(self, tic: Tic) -> None:
@@ -296,6 +299,9 @@ class WorkerPlan:
         first_worker: the global index of this rank's worker 0 (``rank × workers``).
         stride: workers of the whole run (``world × workers``): global worker ``g`` plays seeds ``g``, ``g + stride``, …
         timeout: seconds any wait on an engine may last.
+        world: where each episode plays when not on ``scenario``: a map built for its seed from a curriculum phase
+            of a generator (:class:`golem.runtime.generated.WorldPlan`), the engine restarted on it; ``None``:
+            every episode on ``scenario``.
     """
 
     settings_json: str
@@ -308,6 +314,7 @@ class WorkerPlan:
     first_worker: int = 0
     stride: int = 1
     timeout: float = 300.0
+    world: WorldPlan | None = None
 
     def episode_seed(self, worker: int, k: int) -> int:
         """The engine seed of episode ``k`` of this rank's worker ``worker``."""
@@ -363,6 +370,17 @@ def _play(index: int, plan: WorkerPlan, conn: Any) -> None:
         hold=settings.game.frame_skip,
         engine_timespans=settings.game.timespans == "engine",
     )
+    if plan.world is not None:  # a map of its own per episode: built for the seed, the engine restarted on it
+        from golem.runtime.generated import build_world, map_generator
+
+        builder = map_generator(settings, registry, plan.world.generator, sampling=plan.world.phase is not None)
+        k = 0
+        while True:
+            seed = plan.episode_seed(index, k)
+            built = build_world(settings, registry, plan.world, seed, generator=builder)
+            with Session(settings, sensors, scenario=built.scenario) as session:
+                run_episode(session, policy, seed, max_steps=plan.max_steps, observers=[policy])
+            k += 1
     scenario = resolve_scenario(plan.scenario, settings.game.doom_map)
     network = solo_game_args(scenario, plan.bots, name=f"golem-rl-{index}")
     observers = [AddBots(plan.bots), policy] if plan.bots else [policy]

@@ -9,6 +9,8 @@ on that score alone — the best of many candidates on the same seeds is partly 
 but, as ``golem run tune`` does (:func:`golem.workflows.tuning.confirm_gain`), both play a block
 of fresh seeds, and the candidate is kept only when the paired gain there exceeds
 ``rl.confirm_margin`` standard errors. Each confirmation uses the next block of seeds.
+On generated maps (a world plan) every seed is a map of its own, built for it: held-out maps
+from seed 20,000, away from the recorded maps (0…) and ``golem run evaluate``'s (10,000…).
 """
 
 from __future__ import annotations
@@ -21,10 +23,11 @@ from typing import Any
 import numpy as np
 import structlog
 
-from golem.diagnostics.evaluation import EvalPlan, evaluate
+from golem.diagnostics.evaluation import EvalPlan, evaluate, evaluate_maps
 from golem.learning.checkpoints import read_metadata
 from golem.registry import Registry
 from golem.runtime.agent import model_threshold
+from golem.runtime.generated import WorldPlan, build_world
 from golem.settings import GolemSettings
 from golem.threads import set_threads
 from golem.workflows.tuning import confirm_gain
@@ -79,6 +82,7 @@ class BestByPlay:
         max_steps: episodes are cut after this many tics (``None``: the scenario's limit).
         threads: torch threads to set again after each evaluation (play sets one).
         on_episode: called after every episode played (progress).
+        world: play each seed on a map built for it (``None``: every seed on ``scenario``).
     """
 
     def __init__(
@@ -90,8 +94,10 @@ class BestByPlay:
         max_steps: int | None,
         threads: int,
         on_episode: Callable[[Any], None] | None = None,
+        world: WorldPlan | None = None,
     ) -> None:
         self.settings, self.registry, self.scenario, self.rl = settings, registry, scenario, rl
+        self.world = world
         self.max_steps, self.threads, self.on_episode = max_steps, threads, on_episode
         self.seeds = range(EVAL_START_SEED, EVAL_START_SEED + rl.eval_episodes)
         self._next_fresh = EVAL_START_SEED + rl.eval_episodes
@@ -116,7 +122,18 @@ class BestByPlay:
             bots=self.rl.bots,
         )
         try:
-            board = evaluate(self.settings, self.registry, plan, on_episode=self.on_episode)
+            if self.world is not None:
+                maps = [build_world(self.settings, self.registry, self.world, seed) for seed in seeds]
+                board = evaluate_maps(
+                    self.settings,
+                    self.registry,
+                    plan,
+                    [(m.scenario, m.seed) for m in maps],
+                    self.scenario,
+                    on_episode=self.on_episode,
+                )
+            else:
+                board = evaluate(self.settings, self.registry, plan, on_episode=self.on_episode)
         finally:
             set_threads(requested=self.threads)  # play ran with one thread in this process
         if self.rl.kept_by == "frags":

@@ -1,9 +1,11 @@
-"""Reward shapers: golem-rl's own (the change of one game variable each), and the weighted sum a run uses.
+"""Reward shapers: golem-rl's own (the change of one game variable each, and ``explore``: new squares of the map
+visited), and the weighted sum a run uses.
 
 A shaper (registered through ``register_reward_shapers``) reads game variables just before a
 decision and just after the tics it was held for, and returns an extra reward. ``rl.shapers``
 names the ones a run adds to the scenario's reward, with a weight each:
-``--set 'rl.shapers={kills = 1.0, health = 0.01}'``.
+``--set 'rl.shapers={kills = 1.0, health = 0.01}'``. A shaper that keeps something per episode has
+``begin()``, called as each episode starts.
 """
 
 from __future__ import annotations
@@ -70,14 +72,49 @@ class Frags(VariableChange):
     variable = "FRAGCOUNT"
 
 
+class Explore:
+    """``explore``: 1 for each decision that ends in a square of the map the player had not stood in this episode.
+
+    The map is cut into squares of :attr:`cell` map units (64: a corridor's width on generated maps);
+    the square of the episode's first position counts as visited. A count-based exploration bonus
+    (as in Bellemare et al., 2016, with counts of 0 or 1 per episode) for maps whose only reward is the exit.
+    """
+
+    cell: ClassVar[float] = 64.0
+
+    def __init__(self, settings: GolemSettings | None = None) -> None:
+        self.variables: tuple[str, ...] = ("POSITION_X", "POSITION_Y")
+        self._seen: set[tuple[int, int]] = set()
+
+    def begin(self) -> None:
+        """An episode starts: nothing visited yet."""
+        self._seen.clear()
+
+    def _square(self, variables: Mapping[str, float]) -> tuple[int, int]:
+        return (
+            int(float(variables["POSITION_X"]) // self.cell),
+            int(float(variables["POSITION_Y"]) // self.cell),
+        )
+
+    def __call__(self, before: Mapping[str, float], after: Mapping[str, float]) -> float:
+        if not self._seen:
+            self._seen.add(self._square(before))
+        square = self._square(after)
+        if square in self._seen:
+            return 0.0
+        self._seen.add(square)
+        return 1.0
+
+
 #: golem-rl's shapers by name, registered through ``register_reward_shapers``.
-SHAPERS: dict[str, type[VariableChange]] = {
+SHAPERS: dict[str, type[VariableChange] | type[Explore]] = {
     "kills": Kills,
     "damage": Damage,
     "health": Health,
     "ammo": Ammo,
     "items": Items,
     "frags": Frags,
+    "explore": Explore,
 }
 
 
@@ -94,6 +131,12 @@ class Shaping:
 
     def __bool__(self) -> bool:
         return bool(self._terms)
+
+    def begin(self) -> None:
+        """An episode starts: shapers that keep something per episode (``begin()``) forget it."""
+        for _, _, shaper in self._terms:
+            if callable(getattr(shaper, "begin", None)):
+                shaper.begin()
 
     def __call__(self, before: Mapping[str, float], after: Mapping[str, float]) -> float:
         """Σ weight · shaper(before, after) over the selected shapers."""
@@ -125,4 +168,4 @@ def read_variables(game: Any, names: tuple[str, ...]) -> dict[str, float]:
     return {name: float(game.get_game_variable(getattr(vizdoom.GameVariable, name))) for name in names}
 
 
-__all__ = ["SHAPERS", "Shaping", "VariableChange", "build_shaping", "read_variables"]
+__all__ = ["SHAPERS", "Explore", "Shaping", "VariableChange", "build_shaping", "read_variables"]
