@@ -183,7 +183,7 @@ def _maps_plan(
     plan = FinetunePlan(
         model_path=player.path,
         scenario=world.label(),
-        max_steps=rl.episode_tics,  # None: each map's own time-out (by its size)
+        max_steps=rl.episode_tics or None,  # 0 / None: each map's own time-out (by its size)
         declared_reward=declares_reward(first.scenario, settings.game.doom_map),
         world=world,
     )
