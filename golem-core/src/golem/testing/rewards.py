@@ -19,8 +19,9 @@ def assert_reward_shaper_contract(cls: Any, settings: GolemSettings | None = Non
 
     Checks: ``variables`` is a tuple of ``vizdoom.GameVariable`` names; the reward is a finite
     float for ordinary and extreme values (±1e6); the same arguments give the same reward (a
-    pure function: it runs in many workers); the arguments are not changed; and no change
-    between ``before`` and ``after`` gives a finite reward.
+    pure function: it runs in many workers; a shaper with ``begin()``, which keeps what an episode
+    did, after ``begin()``); the arguments are not changed; and no change between ``before`` and
+    ``after`` gives a finite reward.
 
     Raises:
         AssertionError: naming the first property that fails.
@@ -40,14 +41,21 @@ def assert_reward_shaper_contract(cls: Any, settings: GolemSettings | None = Non
         ({v: float(rng.randint(0, 100)) for v in variables}, {v: float(rng.randint(0, 100)) for v in variables}),
         ({v: -1e6 for v in variables}, {v: 1e6 for v in variables}),
     ]
+    episodic = callable(getattr(shaper, "begin", None))  # keeps what an episode did; begin() forgets it
     for before, after in cases:
         kept = (dict(before), dict(after))
+        if episodic:
+            shaper.begin()
         reward = shaper(before, after)
         assert isinstance(reward, (int, float)) and not isinstance(reward, bool), (
             f"a shaper returns a float, got {type(reward).__name__}"
         )
         assert math.isfinite(float(reward)), f"reward {reward} is not finite for {before} → {after}"
-        assert shaper(before, after) == reward, "the same arguments gave another reward: a shaper must be pure"
+        if episodic:
+            shaper.begin()
+        assert shaper(before, after) == reward, (
+            "the same arguments gave another reward: a shaper must be pure (one with begin(): after begin())"
+        )
         assert (before, after) == kept, "the shaper changed its arguments"
     return shaper
 
