@@ -39,6 +39,14 @@ QUICK = [
 ]
 
 
+def _short(where: list[str], shapers: str) -> list[str]:
+    """``golem rl finetune`` for 256 frames on two engines, 64-tic episodes: ``where`` it plays, ``rl.shapers``."""
+    return [
+        *("rl", "finetune", *where, "--frames", "256", "--workers", "2", "--json", *QUICK),
+        *("--set", "rl.episode_tics=64", "--set", f"rl.shapers={shapers}"),
+    ]
+
+
 def _golem(
     args: list[str], root: Path, timeout: float = 300, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
@@ -345,28 +353,7 @@ def test_bad_input_is_one_line_before_anything_starts(root: Path, tmp_path: Path
 def test_a_clone_carried_to_cig_is_fine_tuned_against_bots_and_kept_by_frags(root: Path) -> None:
     """cig runs only as a network game: each worker and each evaluation hosts a deathmatch of its own player,
     with the engine's bot; the held-out evaluations score frags, which the scenario's return (none) cannot."""
-    proc = _golem(
-        [
-            "rl",
-            "finetune",
-            "--scenario",
-            "cig",
-            "--transfer",
-            "--bots",
-            "1",
-            "--frames",
-            "256",
-            "--workers",
-            "2",
-            "--json",
-            *QUICK,
-            "--set",
-            "rl.episode_tics=64",
-            "--set",
-            "rl.shapers={frags = 1.0, damage = 0.01}",
-        ],
-        root,
-    )
+    proc = _golem(_short(["--scenario", "cig", "--transfer", "--bots", "1"], "{frags = 1.0, damage = 0.01}"), root)
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert report["scenario"] == "cig" and report["frames"] == 256
@@ -381,25 +368,7 @@ def test_a_clone_carried_to_cig_is_fine_tuned_against_bots_and_kept_by_frags(roo
 def test_on_generated_maps_every_episode_plays_a_map_of_its_own(root: Path) -> None:
     """``--procgen-phase 1``: rollouts on maps built from seed 100,000 (a fresh one per episode), held-out
     evaluations on maps from 20,000; the result names its maps, not a scenario, and evaluates like any model."""
-    proc = _golem(
-        [
-            "rl",
-            "finetune",
-            "--procgen-phase",
-            "1",
-            "--frames",
-            "256",
-            "--workers",
-            "2",
-            "--json",
-            *QUICK,
-            "--set",
-            "rl.episode_tics=64",
-            "--set",
-            "rl.shapers={explore = 0.01}",
-        ],
-        root,
-    )
+    proc = _golem(_short(["--procgen-phase", "1"], "{explore = 0.01}"), root)
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert report["scenario"] == "phase-1 maps of builtin" and report["frames"] == 256
