@@ -80,8 +80,8 @@ class FinetunePlan:
         max_steps: tics after which an episode is cut (``None``: the scenario's limit).
         declared_reward: the scenario's config declares a reward (``living_reward``, ``kill_reward``, …); when
             it does not, a run whose first :data:`NO_REWARD_FRAMES` frames paid nothing stops.
-        world: generated maps, one per episode (rollouts and evaluations alike); ``scenario`` then names them
-            (``procgen-phase1``).
+        world: generated maps, one per episode (rollouts and evaluations alike); ``scenario`` then describes them
+            (``phase-1 maps of builtin``).
     """
 
     model_path: Path
