@@ -129,6 +129,10 @@ def checked_plan(
         )
     if profile and tuple(spec.get("action_names") or ()) not in ((), PROFILES.get(str(profile), ())):
         raise GolemError(f"checkpoint {player.path} presses buttons its profile {profile} does not have")
+    rl = section(player.settings, RLSettings)
+    build_shaping(player.settings, registry, rl.shapers)  # an unknown shaper is refused before any process starts
+    if rl.minibatches > rl.workers:
+        raise GolemError(f"rl.minibatches {rl.minibatches} exceeds the segments per update (rl.workers {rl.workers})")
     if procgen is not None and procgen.given:
         return _maps_plan(resolved, player, registry, procgen)
     recorded = recorded_scenario(player.metadata)
@@ -148,12 +152,8 @@ def checked_plan(
             update={"game": settings.game.model_copy(update={"frame_skip": scenario_spec(scenario).frame_skip})}
         )
     resolved_scenario = resolve_scenario(scenario, settings.game.doom_map)  # unknown names and bad files fail here
-    rl = section(settings, RLSettings)
     if rl.bots:
         check_deathmatch_starts(resolved_scenario)  # bots play a deathmatch, which such a map would crash
-    build_shaping(settings, registry, rl.shapers)  # an unknown shaper is refused before any process starts
-    if rl.minibatches > rl.workers:
-        raise GolemError(f"rl.minibatches {rl.minibatches} exceeds the segments per update (rl.workers {rl.workers})")
     plan = FinetunePlan(
         model_path=player.path,
         scenario=scenario,
@@ -174,9 +174,6 @@ def _maps_plan(
     rl = section(settings, RLSettings)
     if rl.bots:
         raise GolemError("--bots plays a deathmatch against the engine's bots: leave out --procgen-phase")
-    build_shaping(settings, registry, rl.shapers)
-    if rl.minibatches > rl.workers:
-        raise GolemError(f"rl.minibatches {rl.minibatches} exceeds the segments per update (rl.workers {rl.workers})")
     assert procgen.phase is not None
     world = WorldPlan(generator=procgen.generator, phase=procgen.phase)
     first = build_world(settings, registry, world, EVAL_START_SEED)  # an unknown generator or phase fails here

@@ -117,7 +117,7 @@ class RemotePolicy(Observer):
         conn: the worker's end of its pipe to the learner: it sends ``("step", Step)`` and receives a
             button list, or ``None`` (stop).
         sensors: ``(name, sensor)`` of the session's sensors the model reads.
-        shaping: the run's weighted shapers (``variables`` and ``__call__(before, after)``; falsy: none).
+        shaping: the run's weighted shapers (:class:`golem_rl.shapers.Shaping`; falsy: none).
         worker: the worker's index.
         hold: tics each decision holds its buttons (the frame skip).
         engine_timespans: the model integrates the engine's tics between decisions (``game.timespans``).
@@ -182,8 +182,7 @@ class RemotePolicy(Observer):
         if self.shaping:  # the first decision's "before" is read at the episode's start
             from golem_rl.shapers import read_variables
 
-            if callable(getattr(self.shaping, "begin", None)):
-                self.shaping.begin()
+            self.shaping.begin()
             self._before = read_variables(self._game, self.shaping.variables)
 
     def after_tic(self, tic: Tic) -> None:

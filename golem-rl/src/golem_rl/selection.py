@@ -27,7 +27,7 @@ from golem.diagnostics.evaluation import EvalPlan, evaluate, evaluate_maps
 from golem.learning.checkpoints import read_metadata
 from golem.registry import Registry
 from golem.runtime.agent import model_threshold
-from golem.runtime.generated import WorldPlan, build_world
+from golem.runtime.generated import WorldPlan, generated_maps
 from golem.settings import GolemSettings
 from golem.threads import set_threads
 from golem.workflows.tuning import confirm_gain
@@ -82,7 +82,7 @@ class BestByPlay:
         max_steps: episodes are cut after this many tics (``None``: the scenario's limit).
         threads: torch threads to set again after each evaluation (play sets one).
         on_episode: called after every episode played (progress).
-        world: play each seed on a map built for it (``None``: every seed on ``scenario``).
+        world: play each seed on a map of its curriculum phase built for it (``None``: every seed on ``scenario``).
     """
 
     def __init__(
@@ -123,7 +123,16 @@ class BestByPlay:
         )
         try:
             if self.world is not None:
-                maps = [build_world(self.settings, self.registry, self.world, seed) for seed in seeds]
+                assert self.world.phase is not None, "fine-tuning plays a curriculum phase's maps"
+                maps = generated_maps(
+                    self.settings,
+                    self.registry,
+                    self.world.phase,
+                    len(seeds),
+                    seeds[0],
+                    self.world.generator,
+                    None if self.world.folder is None else Path(self.world.folder),
+                )
                 board = evaluate_maps(
                     self.settings,
                     self.registry,
