@@ -311,3 +311,24 @@ def test_a_sampling_checkpoint_draws_its_buttons_seeded_by_the_episode(golem_cli
     assert ((np.array(fixed.probs) > 0.5) == np.array(fixed.buttons)).all()  # the other presses at its threshold
     line = one_error_line(golem_cli(["run", "tune", "--model", str(sampling), "--episodes", "2"]))
     assert "draws its buttons from their probabilities" in line
+
+
+def test_decisions_overrides_how_the_checkpoint_chooses_its_buttons(golem_cli, tmp_path: Path):
+    _active(tmp_path)  # an untrained, thresholded checkpoint: its probabilities are near 0.5, so draws vary
+    judge = ["run", "evaluate", "-n", "3", "--max-steps", "60", "--no-baselines", "--json"]
+
+    def played(*extra: str) -> tuple[str, list[float]]:
+        summary = json_out(golem_cli([*judge, *extra, "--out", "r.json"], check=True))
+        detail = json.loads((tmp_path / "r.json").read_text())["episodes_detail"]
+        return summary["decisions"], [d["episode_return"] for d in sorted(detail, key=lambda d: d["seed"])]
+
+    as_saved, thresholded = played()
+    assert as_saved == "threshold"
+    assert played("--decisions", "threshold") == ("threshold", thresholded)
+    mode, drawn = played("--decisions", "sample")
+    assert mode == "sample" and drawn != thresholded  # the buttons were drawn, not thresholded
+    assert played("--decisions", "sample") == ("sample", drawn)  # seeded by the episode: the same again
+    shown = json_out(golem_cli(["run", "play", "--max-steps", "20", "--decisions", "sample", "--json"], check=True))
+    assert shown["decisions"] == "sample"
+    unknown = golem_cli(["run", "play", "--decisions", "argmax"])
+    assert unknown.returncode == 2 and "'argmax' is not one of" in " ".join(unknown.stderr.split())

@@ -12,6 +12,7 @@ seed, frame skip as settings keys), :func:`store_path`, :class:`ProcgenChoice`
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
@@ -96,6 +97,29 @@ FrameSkipOpt = Annotated[
 ]
 WorkersOpt = Annotated[int, typer.Option("--workers", "-w", min=1, max=64, help="Parallel engine processes.")]
 MaxStepsOpt = Annotated[Optional[int], typer.Option("--max-steps", min=1, help="Cut episodes after this many tics.")]
+
+
+class Decisions(StrEnum):
+    """``--decisions``: how a model chooses its buttons in play."""
+
+    threshold = "threshold"
+    sample = "sample"
+
+
+DecisionsOpt = Annotated[
+    Optional[Decisions],
+    typer.Option(
+        "--decisions",
+        help="How the model chooses its buttons: threshold = press where the probability passes the "
+        "checkpoint's thresholds, sample = draw each button from its probability (seeded by the episode's "
+        "seed). Default: as the checkpoint says (cloned models threshold; fine-tuned ones as rl.decisions).",
+    ),
+]
+
+
+def sampled(decisions: Decisions | None) -> bool | None:
+    """``--decisions`` as ``load_agent``'s ``sample``: ``None`` (the checkpoint's way) when not given."""
+    return None if decisions is None else decisions is Decisions.sample
 
 
 def episodes_option(help: str) -> Any:

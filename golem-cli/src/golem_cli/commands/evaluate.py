@@ -11,10 +11,13 @@ from rich.table import Table
 
 from golem.diagnostics.evaluation import EVAL_START_SEED, EvalPlan, Scoreboard, evaluate, evaluate_maps, expert_for
 from golem.errors import GolemError
+from golem.learning.checkpoints import read_metadata
+from golem.runtime.agent import samples_buttons
 from golem.runtime.netgame import check_deathmatch_starts
 from golem.runtime.rollout import EpisodeResult
 from golem.scenarios import resolve_scenario
 from golem_cli.options import (
+    DecisionsOpt,
     FrameSkipOpt,
     GeneratorOpt,
     JsonOpt,
@@ -29,6 +32,7 @@ from golem_cli.options import (
     check_suffixes,
     checkpoint_option,
     episodes_option,
+    sampled,
     seed_option,
 )
 from golem_cli.player import choose_player
@@ -116,6 +120,7 @@ def evaluate_command(
     procgen_phase: ProcgenPhaseOpt = None,
     maps: MapsOpt = 10,
     generator: GeneratorOpt = "builtin",
+    decisions: DecisionsOpt = None,
     json_: JsonOpt = False,
     plugin: PluginOpt = None,
     set_: SetOpt = None,
@@ -126,6 +131,7 @@ def evaluate_command(
     (0 = random, 1 = expert) and raw = model / expert. With --procgen-phase P every policy plays one
     episode on each of --maps generated maps of phase P, built from --seed on (unseen by training
     maps, which start at seed 0); "goal reached" is the share of maps whose exit it reached.
+    --decisions sample plays the model stochastically (each button drawn from its probability).
     """
     st = state(ctx)
     check_suffixes(out, (".json", ".csv"), "--out")
@@ -159,6 +165,8 @@ def evaluate_command(
         baselines=baselines,
         frame_skip=int(settings.game.frame_skip),
         bots=bots,
+        # how the model decides, as the checkpoint says unless --decisions: the summary names it
+        sample=samples_buttons(read_metadata(path)) if decisions is None else sampled(decisions),
     )
     total = episodes * len(plan.roles)
     progress = task_bar(st.err, "[bold]evaluating[/bold] {task.fields[what]}", transient=True)

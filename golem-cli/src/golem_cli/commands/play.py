@@ -18,6 +18,7 @@ from golem.runtime.session import Session, check_display
 from golem.runtime.video import VIDEO_FPS, VideoObserver, VideoWriter
 from golem.workflows.recording import build_sensors
 from golem_cli.options import (
+    DecisionsOpt,
     FrameSkipOpt,
     JsonOpt,
     MaxStepsOpt,
@@ -26,6 +27,7 @@ from golem_cli.options import (
     SetOpt,
     checkpoint_option,
     episodes_option,
+    sampled,
     seed_option,
 )
 from golem_cli.player import choose_player
@@ -69,6 +71,7 @@ def play_command(
         Optional[Path],
         typer.Option("--video", help="Write the screens the model saw to a .gif or .mp4.", metavar="PATH"),
     ] = None,
+    decisions: DecisionsOpt = None,
     json_: JsonOpt = False,
     plugin: PluginOpt = None,
     set_: SetOpt = None,
@@ -82,7 +85,7 @@ def play_command(
         st, model, plugin, set_, scenario=scenario, seed=seed, frame_skip=frame_skip
     )
     writer = VideoWriter(video) if video is not None else None
-    agent = load_agent(path, registry, threshold)
+    agent = load_agent(path, registry, threshold, sample=sampled(decisions))
     sensors = build_sensors(settings, registry)
     check_compatible(agent.spec, settings.brain.profile, PROFILES[settings.brain.profile], sensors)  # before the engine
     configurers = [RealTime()] if window else []

@@ -100,6 +100,8 @@ class EvalPlan:
             the episodes run with), reported with the results.
         bots: the engine's bots added to every episode; with bots (or on a multiplayer-only map) each
             engine hosts a deathmatch of one player (:mod:`golem.runtime.bots`).
+        sample: the model draws each button from its probability (``True``, seeded by the episode's
+            seed) or presses by its thresholds (``False``); ``None``: as its checkpoint says.
     """
 
     model_path: Path
@@ -113,6 +115,7 @@ class EvalPlan:
     baselines: bool = True
     frame_skip: int = 1
     bots: int = 0
+    sample: bool | None = None
 
     @property
     def seeds(self) -> list[int]:
@@ -180,6 +183,7 @@ class Scoreboard:
             "frame_skip": self.plan.frame_skip,
             "bots": self.plan.bots,
             "threshold": self.plan.threshold,
+            "decisions": None if self.plan.sample is None else ("sample" if self.plan.sample else "threshold"),
             "policies": policies,
             "share": self.share(),
             "model_latency_ms": self.latency_ms,
@@ -272,7 +276,7 @@ def _play(
     from golem.runtime.random_policy import RandomPolicy
 
     sensors = build_sensors(settings, registry)
-    agent = load_agent(plan.model_path, registry, plan.threshold)
+    agent = load_agent(plan.model_path, registry, plan.threshold, sample=plan.sample)
     expert = (
         registry.get("experts", plan.expert).obj(PROFILES[settings.brain.profile], settings) if plan.expert else None
     )

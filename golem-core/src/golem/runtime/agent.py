@@ -381,8 +381,12 @@ def load_agent(
     threshold: float | Sequence[float] = 0.5,
     *,
     threads: int | None = LIVE_THREADS,
+    sample: bool | None = None,
 ) -> Agent:
     """An :class:`Agent` for the checkpoint at ``path`` (rebuilt from its metadata, CPU, eval mode).
+
+    ``sample`` draws each button from its probability (``True``) or presses by ``threshold``
+    (``False``); ``None`` plays as the checkpoint's metadata says (:func:`samples_buttons`).
 
     Raises:
         GolemError: a missing, corrupt or unrebuildable checkpoint (one line).
@@ -390,7 +394,8 @@ def load_agent(
     from golem.learning.checkpoints import restore
 
     restored = restore(path, registry)
-    agent = Agent(restored.model, restored.spec, threshold, threads=threads, sample=samples_buttons(restored.metadata))
+    draws = samples_buttons(restored.metadata) if sample is None else sample
+    agent = Agent(restored.model, restored.spec, threshold, threads=threads, sample=draws)
     agent.metadata = restored.metadata
     return agent
 
