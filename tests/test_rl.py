@@ -381,14 +381,19 @@ def test_on_generated_maps_every_episode_plays_a_map_of_its_own(root: Path) -> N
     meta = read_metadata(report["last"])
     assert meta["scenario"] is None and meta["world"] == {"generator": "builtin", "phase": 1}
     assert meta["data"]["frame_skip"] == 4
+    assert meta["decisions"] == "sample" and meta["rl"]["decisions"] == "sample"  # the maps' default
     played = _golem(["run", "evaluate", "--model", report["last"], "--procgen-phase", "1", "--maps", "1"], root)
     assert played.returncode == 0, played.stderr
     # Without rl.episode_tics an episode lasts until the map's own time-out (2,100 tics or more), not one decision.
     whole = _golem(
-        ["rl", "finetune", "--procgen-phase", "1", "--frames", "128", "--workers", "1", "--json", *QUICK], root
+        ["rl", "finetune", "--procgen-phase", "1", "--frames", "128", "--workers", "1", "--json", *QUICK]
+        + ["--set", "rl.decisions=threshold"],
+        root,
     )
     assert whole.returncode == 0, whole.stderr
-    assert sum(u["episodes"] for u in json.loads(whole.stdout)["history"]) == 0
+    report = json.loads(whole.stdout)
+    assert sum(u["episodes"] for u in report["history"]) == 0
+    assert read_metadata(report["last"] or report["archive"])["decisions"] == "threshold"  # as given
 
 
 @pytest.mark.slow

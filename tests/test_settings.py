@@ -8,7 +8,7 @@ import pytest
 
 from golem.errors import SettingsError
 from golem.profiles import PROFILES, mirror_permutation
-from golem.settings import load_settings, parse_assignment
+from golem.settings import GolemSettings, load_settings, parse_assignment
 from tests.helpers import json_out
 
 TOML = """
@@ -164,3 +164,13 @@ def test_a_misspelled_section_in_the_file_names_the_file(tmp_path: Path):
         load_settings(environ={}, cwd=tmp_path)
     message = str(info.value)
     assert "unknown setting 'trainig'" in message and f"file {tmp_path / 'golem.toml'}" in message
+
+
+def test_with_section_replaces_a_top_level_component_section_in_a_copy():
+    from golem.settings import section, with_section
+    from golem_rl.settings import RLSettings
+
+    settings = GolemSettings()
+    changed = with_section(settings, RLSettings(decisions="sample"))
+    assert section(changed, RLSettings).decisions == "sample"
+    assert section(settings, RLSettings).decisions == "threshold"  # the original is untouched

@@ -515,14 +515,15 @@ def section(settings: BaseModel, model: type[M]) -> M:
 
 
 def with_section(settings: GolemSettings, values: BaseModel) -> GolemSettings:
-    """A deep copy of ``settings`` whose section ``values.key`` is ``values`` (a component's settings model)."""
+    """A deep copy of ``settings`` whose section ``values.key`` is ``values`` (a component's settings model):
+    inside a group (``brain.dsp``) or at the top level (``rl``, ``dream``)."""
     copy = settings.model_copy(deep=True)
     *path, name = str(getattr(values, "key", "")).split(".")
     group: Any = copy
     for part in path:
         group = getattr(group, part)
-    if not path or group.__pydantic_extra__ is None:
-        raise SettingsError(f"{type(values).__name__} has no settings key inside a settings group")
+    if not name or group.__pydantic_extra__ is None:
+        raise SettingsError(f"{type(values).__name__} has no settings key of a component section")
     group.__pydantic_extra__[name] = values
     return copy
 

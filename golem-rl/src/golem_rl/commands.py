@@ -17,7 +17,7 @@ from golem.profiles import PROFILES
 from golem.runtime.generated import WorldPlan, build_world
 from golem.runtime.netgame import check_deathmatch_starts
 from golem.scenarios import read_config, resolve_scenario, scenario_key, scenario_spec, step_limit
-from golem.settings import GolemSettings, ResolvedSettings, section
+from golem.settings import GolemSettings, ResolvedSettings, section, with_section
 from golem_cli.options import (
     GeneratorOpt,
     JsonOpt,
@@ -166,7 +166,8 @@ def checked_plan(
 def _maps_plan(
     resolved: ResolvedSettings, player: Any, registry: Any, procgen: ProcgenChoice
 ) -> tuple[FinetunePlan, GolemSettings]:
-    """The plan of a run on generated maps: a map of its own per episode, the checkpoint's frame skip."""
+    """The plan of a run on generated maps: a map of its own per episode, the checkpoint's frame skip, and
+    ``rl.decisions = sample`` unless given."""
     given = resolved.sources
     if "game.scenario" in given:
         raise GolemError("--procgen-phase plays generated maps: leave out --scenario")
@@ -175,6 +176,10 @@ def _maps_plan(
     if rl.bots:
         raise GolemError("--bots plays a deathmatch against the engine's bots: leave out --procgen-phase")
     assert procgen.phase is not None
+    if "rl.decisions" not in given:
+        # On unseen maps every checkpoint measured exited more of them with its buttons drawn than thresholded
+        # (a thresholded navigator repeats itself where it is stuck): the result plays, and is kept, sampled.
+        settings = with_section(settings, rl.model_copy(update={"decisions": "sample"}))
     world = WorldPlan(generator=procgen.generator, phase=procgen.phase)
     first = build_world(settings, registry, world, EVAL_START_SEED)  # an unknown generator or phase fails here
     plan = FinetunePlan(
@@ -245,8 +250,9 @@ def finetune_command(
     validates them by play and reports. Settings: rl.* (`golem config show`).
 
     With --procgen-phase P every episode plays a generated map of its own (rollouts from seed
-    100,000, held-out evaluations from 20,000; the map's reward: +1 at the exit, −1 for dying);
-    add exploration with --set 'rl.shapers={explore = 0.01}'.
+    100,000, held-out evaluations from 20,000; the map's reward: +1 at the exit, −1 for dying),
+    and the result draws its buttons (rl.decisions = sample) unless rl.decisions is set; add
+    exploration with --set 'rl.shapers={explore = 0.01}'.
     """
     st = state(ctx)
     flags = {**game_flags(scenario), "rl.frames": frames, "rl.workers": workers, "rl.seed": seed, "rl.bots": bots}
