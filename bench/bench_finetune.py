@@ -16,9 +16,15 @@ Results go to ``bench/results/finetune.json`` and a table. Every run uses the sc
 ``--bc PATH`` starts from a given cloned checkpoint (e.g. the model ``golem zoo SCENARIO`` trained)
 instead of step 1.
 
-Usage: ``python bench/bench_finetune.py [--scenario basic] [--episodes 20] [--updates 200]
-[--frames 20000] [--seeds 30] [--bc PATH] [--set rl.KEY=VALUE ...] [--no-scratch] [--tag TAG] [--work DIR] [--table]
-[--plot]``
+``--procgen-phase P --bc PATH`` fine-tunes on generated maps instead of a scenario (``golem rl finetune
+--procgen-phase P``: every rollout episode on a map of its own) and judges every policy on ``--seeds``
+unseen maps of the phase (``golem run evaluate --procgen-phase P --maps N``, seeds 10,000…; fine-tuning's
+rollouts play maps from 100,000 and its evaluations from 20,000); the row is ``phase-P maps``, with the
+share of maps whose exit each policy reached.
+
+Usage: ``python bench/bench_finetune.py [--scenario basic | --procgen-phase P [--generator G]] [--episodes 20]
+[--updates 200] [--frames 20000] [--seeds 30] [--bc PATH] [--set rl.KEY=VALUE ...] [--no-scratch] [--tag TAG]
+[--work DIR] [--table] [--plot]``
 (stored rows of other scenarios stay; ``--tag`` stores this run's as ``SCENARIO (TAG)`` beside the untagged row).
 """
 
@@ -72,10 +78,42 @@ def untrained_like(source: Path, target: Path) -> Path:
     return save_checkpoint(target, model, spec.to_metadata(), extra)
 
 
-def judged(path: Path, root: Path, seeds: int, baselines: bool = False) -> dict[str, Any]:
-    """``golem run evaluate --json`` of ``path`` on ``seeds`` unseen seeds."""
-    args = ["run", "evaluate", "--model", str(path), "-n", str(seeds), "--json"]
-    return json.loads(golem(args + ([] if baselines else ["--no-baselines"]), root))
+def world(args: argparse.Namespace) -> list[str]:
+    """The ``golem`` options that put fine-tuning and evaluation on generated maps (none for a scenario)."""
+    if args.procgen_phase is None:
+        return []
+    return ["--procgen-phase", str(args.procgen_phase), "--generator", args.generator]
+
+
+def judged(
+    path: Path, root: Path, args: argparse.Namespace, baselines: bool = False, decisions: str | None = None
+) -> dict[str, Any]:
+    """``golem run evaluate --json`` of ``path`` on ``args.seeds`` unseen seeds (or unseen maps of the phase),
+    deciding as the checkpoint says or as ``decisions`` (``threshold``, ``sample``)."""
+    where = [*world(args), "--maps", str(args.seeds)] if world(args) else ["-n", str(args.seeds)]
+    cmd = ["run", "evaluate", "--model", str(path), *where, "--json"]
+    cmd += [] if baselines else ["--no-baselines"]
+    return json.loads(golem(cmd + (["--decisions", decisions] if decisions else []), root))
+
+
+OTHER = {"threshold": "sample", "sample": "threshold"}
+
+
+def judge_model(
+    rows: dict[str, Any],
+    key: str,
+    path: Path,
+    root: Path,
+    args: argparse.Namespace,
+    board: dict[str, Any] | None = None,
+) -> None:
+    """``rows[key]``: the model as its checkpoint decides (``decisions`` names how; ``board``: already judged so);
+    on generated maps also ``rows["KEY:MODE"]`` played the other way (a stochastic navigator gets stuck less)."""
+    board = board or judged(path, root, args)
+    rows[key] = {**board["policies"]["model"], "decisions": board["decisions"]}
+    if args.procgen_phase is not None:
+        other = OTHER[board["decisions"]]
+        rows[f"{key}:{other}"] = {**judged(path, root, args, decisions=other)["policies"]["model"], "decisions": other}
 
 
 def finetuned(source: Path, root: Path, frames: int, extra: list[str]) -> dict[str, Any]:
@@ -85,9 +123,17 @@ def finetuned(source: Path, root: Path, frames: int, extra: list[str]) -> dict[s
     )
 
 
+def row_name(args: argparse.Namespace, scenario: str) -> str:
+    """The stored row's name: the scenario, or ``phase-P maps`` (``… of G`` for another generator), and the tag."""
+    name = scenario
+    if args.procgen_phase is not None:
+        name = f"phase-{args.procgen_phase} maps" + ("" if args.generator == "builtin" else f" of {args.generator}")
+    return f"{name} ({args.tag})" if args.tag else name
+
+
 def run_scenario(scenario: str, args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     started = time.perf_counter()
-    root = tmp / scenario
+    root = tmp / scenario.replace(" ", "-")
     if args.bc:
         bc = shutil.copy(args.bc, tmp / f"{scenario}-bc.safetensors")
     else:
@@ -97,8 +143,8 @@ def run_scenario(scenario: str, args: argparse.Namespace, tmp: Path) -> dict[str
     bc_seconds = time.perf_counter() - started
     sets = [item for pair in (("--set", s) for s in args.set or []) for item in pair]
     rows: dict[str, Any] = {}
-    board = judged(Path(bc), root, args.seeds, baselines=True)
-    rows["bc"] = board["policies"]["model"]
+    board = judged(Path(bc), root, args, baselines=True)
+    judge_model(rows, "bc", Path(bc), root, args, board)
     rows["random"] = board["policies"]["random"]
     if "expert" in board["policies"]:
         rows["expert"] = board["policies"]["expert"]
@@ -109,11 +155,11 @@ def run_scenario(scenario: str, args: argparse.Namespace, tmp: Path) -> dict[str
         arms.append(("scratch", scratch, ["--set", "rl.kl_coef=0"]))
     for name, source, more in arms:
         began = time.perf_counter()
-        result = finetuned(source, root, args.frames, [*sets, *more])
+        result = finetuned(source, root, args.frames, [*world(args), *sets, *more])
         kept = Path(result["archive"]) if result["archive"] else source
         last = Path(result["last"]) if result["last"] else kept
-        rows[f"{name}_kept"] = judged(kept, root, args.seeds)["policies"]["model"]
-        rows[f"{name}_last"] = judged(last, root, args.seeds)["policies"]["model"]
+        judge_model(rows, f"{name}_kept", kept, root, args)
+        judge_model(rows, f"{name}_last", last, root, args)
         runs[name] = {
             "frames": result["frames"],
             "updates": result["updates"],
@@ -130,6 +176,9 @@ def run_scenario(scenario: str, args: argparse.Namespace, tmp: Path) -> dict[str
             round((mean - rand) / (expert - rand), 4) if expert is not None and abs(expert - rand) > 1e-9 else None
         )
     return {
+        "procgen": None
+        if args.procgen_phase is None
+        else {"phase": args.procgen_phase, "generator": args.generator, "maps": args.seeds},
         "bc_source": "given" if args.bc else "cloned here",
         "settings": args.set or [],
         "demonstrations": None if args.bc else args.episodes,
@@ -173,7 +222,54 @@ def table(results: dict[str, Any]) -> str:
             ret = row["return"]
             norm = "–" if row.get("normalised") is None else f"{row['normalised']:.2f}"
             frames = r["frames"] if key.startswith(("bc_rl", "scratch")) else "–"
-            lines.append(f"| `{scenario}` | {frames} | {label} | {ret['mean']:.1f} ± {ret['std']:.1f} | {norm} |")
+            shown = f"{ret['mean']:.1f} ± {ret['std']:.1f}"
+            if r.get("procgen"):  # generated maps: what the return is mostly made of, the exits
+                shown = f"{ret['mean']:.2f} ± {ret['std']:.2f} (exits {100 * row['goal_rate']:.0f} %)"
+            lines.append(f"| `{scenario}` | {frames} | {label} | {shown} | {norm} |")
+    return "\n".join(lines)
+
+
+def maps_table(results: dict[str, Any]) -> str:
+    """One row per fine-tuning run on generated maps: exits of the source, the kept and the last weights.
+
+    Exits are the share of the unseen maps whose exit the policy reached, ± one standard error (a binomial's),
+    each played thresholded · sampled (``golem run evaluate --decisions``); in bold the way the checkpoint
+    plays (cloned: thresholded; fine-tuned: as ``rl.decisions``).
+    """
+
+    def exits(row: dict[str, Any] | None) -> str:
+        if row is None:
+            return "–"
+        rate, n = float(row["goal_rate"]), int(row["episodes"])
+        return f"{100 * rate:.0f} % ± {100 * (rate * (1 - rate) / n) ** 0.5:.0f}"
+
+    def both(policies: dict[str, Any], key: str) -> str:
+        """Exits thresholded · sampled; the way the checkpoint plays in bold."""
+        own = policies[key].get("decisions", "threshold")
+        cells = []
+        for mode in ("threshold", "sample"):
+            cell = exits(policies[key] if mode == own else policies.get(f"{key}:{mode}"))
+            cells.append(f"**{cell}**" if mode == own else cell)
+        return " · ".join(cells)
+
+    lines = [
+        "| maps | run | frames | source (thresholded · sampled) | kept by play (thresholded · sampled) "
+        "| kept: deaths, tics a map | kept at frames | last weights (thresholded · sampled) | frames/s |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, r in results["scenarios"].items():
+        if not r.get("procgen"):
+            continue
+        run, pol = r["runs"]["bc_rl"], r["policies"]
+        at = next((e["frames"] for e in run["evaluations"] if e["update"] == run.get("kept_update")), 0)
+        kept = pol["bc_rl_kept"]
+        where, _, tag = name.partition(" (")
+        lines.append(
+            f"| {where}, {r['procgen']['maps']} unseen | {tag.rstrip(')') or 'defaults'} | {r['frames']:,} "
+            f"| {both(pol, 'bc')} | {both(pol, 'bc_rl_kept')} | {100 * kept['death_rate']:.0f} %, "
+            f"{kept['tics']['mean']:,.0f} | {f'{at:,}' if at else 'the source'} | {both(pol, 'bc_rl_last')} "
+            f"| {run['frames_per_s_median']:.0f} |"
+        )
     return "\n".join(lines)
 
 
@@ -184,7 +280,15 @@ TARGETS: dict[str, tuple[str, str, float, str]] = {
     "health_gathering_supreme": ("tics", "tics", 1700.0, ""),
     "predict_position": ("return", "return", 0.5, "the expert 0.62"),
     "deathmatch": ("return", "return", 27.4, "the expert"),
+    "phase-1 maps": ("exits %", "goal_rate", 80.0, "unseen maps"),
+    "phase-2 maps": ("exits %", "goal_rate", 50.0, "unseen maps"),
+    "phase-3 maps": ("exits %", "goal_rate", 40.0, "unseen maps"),
 }
+
+
+def measured(policy: dict[str, Any], key: str) -> float:
+    """A policy's mean of ``key``; ``goal_rate`` (the share of episodes that reached the goal) in per cent."""
+    return 100 * float(policy["goal_rate"]) if key == "goal_rate" else float(policy[key]["mean"])
 
 
 def headline(results: dict[str, Any]) -> str:
@@ -203,11 +307,7 @@ def headline(results: dict[str, Any]) -> str:
         label, key, target, reference = TARGETS.get(scenario, ("return", "return", float("nan"), ""))
         untagged_bc = runs.get(scenario, {}).get("policies", {}).get("bc")
         tried = [
-            (
-                float(r["policies"]["bc_rl_kept"][key]["mean"]),
-                float((r["policies"].get("bc") or untagged_bc)[key]["mean"]),
-                r,
-            )
+            (measured(r["policies"]["bc_rl_kept"], key), measured(r["policies"].get("bc") or untagged_bc, key), r)
             for name, r in runs.items()
             if name.split(" (")[0] == scenario and "bc_rl_kept" in r["policies"]
         ]
@@ -272,10 +372,16 @@ def plot(results: dict[str, Any], path: Path = PICTURE) -> Path:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--scenario", action="append", help="scenario (repeatable; default basic)")
+    parser.add_argument(
+        "--procgen-phase", type=int, choices=(1, 2, 3), help="fine-tune and judge on generated maps of this phase"
+    )
+    parser.add_argument("--generator", default="builtin", help="map generator with --procgen-phase (default builtin)")
     parser.add_argument("--episodes", type=int, default=20, help="expert episodes to clone")
     parser.add_argument("--updates", type=int, default=200, help="BC optimiser steps")
     parser.add_argument("--frames", type=int, default=20_000, help="environment frames of each fine-tuning")
-    parser.add_argument("--seeds", type=int, default=30, help="unseen evaluation episodes per policy")
+    parser.add_argument(
+        "--seeds", type=int, default=30, help="unseen evaluation episodes per policy (unseen maps with --procgen-phase)"
+    )
     parser.add_argument("--set", action="append", help="rl.KEY=VALUE for both fine-tunings (repeatable)")
     parser.add_argument(
         "--bc", type=Path, help="start from this cloned checkpoint (e.g. a `golem zoo` model) instead of cloning here"
@@ -295,7 +401,9 @@ def main() -> None:
     if args.plot:
         print(plot(json.loads(RESULTS.read_text())))
         return
-    if args.bc and len(args.scenario or []) != 1:
+    if args.procgen_phase is not None and (args.scenario or not args.bc):
+        parser.error("--procgen-phase needs --bc (a model cloned on the phase's maps) and no --scenario")
+    if args.bc and args.procgen_phase is None and len(args.scenario or []) != 1:
         parser.error("--bc needs exactly one --scenario (the checkpoint's)")
     if args.table:
         print(table(json.loads(RESULTS.read_text())))
@@ -309,9 +417,10 @@ def main() -> None:
         if args.work
         else tempfile.TemporaryDirectory(prefix="golem-bench-finetune-")
     ) as tmp:
+        # on maps, one row and no scenario: its folder is named for the phase
+        names = [""] if args.procgen_phase is not None else args.scenario or ["basic"]
         scenarios = {
-            (f"{s} ({args.tag})" if args.tag else s): run_scenario(s, args, Path(tmp))
-            for s in args.scenario or ["basic"]
+            row_name(args, s): run_scenario(s or row_name(args, s).split(" (")[0], args, Path(tmp)) for s in names
         }
     if RESULTS.exists():  # beside the stored rows of other scenarios and tags (a row run again is replaced)
         scenarios = {**json.loads(RESULTS.read_text())["scenarios"], **scenarios}

@@ -993,6 +993,7 @@ TABLES: dict[str, Callable[[Results], str]] = {
     "rl-throughput": bench_table("rl_throughput"),
     "finetune": bench_table("finetune"),
     "finetune-headline": lambda results: bench_module("finetune").headline(results("finetune")),
+    "finetune-maps": lambda results: bench_module("finetune").maps_table(results("finetune")),
     "bots": bench_table("bots"),
     "speed": speed,
 }
