@@ -177,7 +177,7 @@ def _maps_plan(
         raise GolemError("--bots plays a deathmatch against the engine's bots: leave out --procgen-phase")
     assert procgen.phase is not None
     if "rl.decisions" not in given:
-        # On unseen phase-1 maps every checkpoint measured exited at least as many with its buttons drawn as
+        # On unseen phase-1 maps every fine-tuned checkpoint measured exited at least as many with its buttons drawn as
         # thresholded, most many more (a thresholded navigator repeats itself where it is stuck): the result
         # plays, and is kept, sampled.
         settings = with_section(settings, rl.model_copy(update={"decisions": "sample"}))
