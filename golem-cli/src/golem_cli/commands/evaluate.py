@@ -11,7 +11,6 @@ from rich.table import Table
 
 from golem.diagnostics.evaluation import EVAL_START_SEED, EvalPlan, Scoreboard, evaluate, evaluate_maps, expert_for
 from golem.errors import GolemError
-from golem.learning.checkpoints import read_metadata
 from golem.runtime.agent import samples_buttons
 from golem.runtime.netgame import check_deathmatch_starts
 from golem.runtime.rollout import EpisodeResult
@@ -136,7 +135,7 @@ def evaluate_command(
     st = state(ctx)
     check_suffixes(out, (".json", ".csv"), "--out")
     registry = st.host.registry
-    _, (path, _, scenario_name, threshold, settings) = choose_player(
+    _, (path, metadata, scenario_name, threshold, settings) = choose_player(
         st, model, plugin, set_, scenario=scenario, frame_skip=frame_skip
     )
     made = []
@@ -166,7 +165,7 @@ def evaluate_command(
         frame_skip=int(settings.game.frame_skip),
         bots=bots,
         # how the model decides, as the checkpoint says unless --decisions: the summary names it
-        sample=samples_buttons(read_metadata(path)) if decisions is None else sampled(decisions),
+        sample=samples_buttons(metadata) if decisions is None else sampled(decisions),
     )
     total = episodes * len(plan.roles)
     progress = task_bar(st.err, "[bold]evaluating[/bold] {task.fields[what]}", transient=True)
