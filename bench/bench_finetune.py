@@ -123,23 +123,21 @@ def finetuned(source: Path, root: Path, frames: int, extra: list[str]) -> dict[s
     )
 
 
-def row_name(args: argparse.Namespace, scenario: str) -> str:
-    """The stored row's name: the scenario, or ``phase-P maps`` (``… of G`` for another generator), and the tag."""
-    name = scenario
-    if args.procgen_phase is not None:
-        name = f"phase-{args.procgen_phase} maps" + ("" if args.generator == "builtin" else f" of {args.generator}")
-    return f"{name} ({args.tag})" if args.tag else name
+def maps_name(args: argparse.Namespace) -> str:
+    """A row on generated maps is named ``phase-P maps`` (``… of G`` for another generator than the builtin)."""
+    return f"phase-{args.procgen_phase} maps" + ("" if args.generator == "builtin" else f" of {args.generator}")
 
 
 def run_scenario(scenario: str, args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     started = time.perf_counter()
-    root = tmp / scenario.replace(" ", "-")
+    folder = scenario.replace(" ", "-")  # a maps row's name has spaces
+    root = tmp / folder
     if args.bc:
-        bc = shutil.copy(args.bc, tmp / f"{scenario}-bc.safetensors")
+        bc = shutil.copy(args.bc, tmp / f"{folder}-bc.safetensors")
     else:
         golem(["run", "record", "--expert", scenario, "-n", str(args.episodes)], root)
         golem(["run", "train", "--updates", str(args.updates), "--no-tensorboard"], root)
-        bc = shutil.copy(next((root / "models").glob("*/active.safetensors")), tmp / f"{scenario}-bc.safetensors")
+        bc = shutil.copy(next((root / "models").glob("*/active.safetensors")), tmp / f"{folder}-bc.safetensors")
     bc_seconds = time.perf_counter() - started
     sets = [item for pair in (("--set", s) for s in args.set or []) for item in pair]
     rows: dict[str, Any] = {}
@@ -151,7 +149,7 @@ def run_scenario(scenario: str, args: argparse.Namespace, tmp: Path) -> dict[str
     runs: dict[str, Any] = {}
     arms = [("bc_rl", Path(bc), [])]
     if not args.no_scratch:
-        scratch = untrained_like(Path(bc), tmp / f"{scenario}-scratch.safetensors")
+        scratch = untrained_like(Path(bc), tmp / f"{folder}-scratch.safetensors")
         arms.append(("scratch", scratch, ["--set", "rl.kl_coef=0"]))
     for name, source, more in arms:
         began = time.perf_counter()
@@ -417,11 +415,8 @@ def main() -> None:
         if args.work
         else tempfile.TemporaryDirectory(prefix="golem-bench-finetune-")
     ) as tmp:
-        # on maps, one row and no scenario: its folder is named for the phase
-        names = [""] if args.procgen_phase is not None else args.scenario or ["basic"]
-        scenarios = {
-            row_name(args, s): run_scenario(s or row_name(args, s).split(" (")[0], args, Path(tmp)) for s in names
-        }
+        names = [maps_name(args)] if args.procgen_phase is not None else args.scenario or ["basic"]
+        scenarios = {(f"{s} ({args.tag})" if args.tag else s): run_scenario(s, args, Path(tmp)) for s in names}
     if RESULTS.exists():  # beside the stored rows of other scenarios and tags (a row run again is replaced)
         scenarios = {**json.loads(RESULTS.read_text())["scenarios"], **scenarios}
     results = {
