@@ -253,3 +253,60 @@ def test_oblige_maps_get_a_sidecar_and_the_explorer_reaches_the_exit(tmp_path: P
     with Session(settings, scenario=str(info.config), configurers=[expert]) as session:
         result = run_episode(session, expert, seed)
     assert result.exited, result
+
+
+class _Game:
+    """What the explorer reads of a game between tics (its scenario, its seed, its health): a fake for this
+    unit test of the explorer's choice of whom to fight, beside the real-engine tests above and below."""
+
+    def __init__(self, config: Path) -> None:
+        self.config, self.health = config, 100.0
+
+    def get_doom_scenario_path(self) -> str:
+        return str(self.config.with_suffix(".wad"))
+
+    def get_seed(self) -> int:
+        return 0
+
+    def get_game_variable(self, variable) -> float:
+        from vizdoom import GameVariable
+
+        return self.health if variable == GameVariable.HEALTH else 0.0
+
+
+def test_a_monster_that_hurts_the_player_from_where_it_stands_is_fought(tmp_path: Path) -> None:
+    """On maps built from a WAD a far monster that has not moved is taken for asleep and left alone; one that
+    hurts the player (shooting from a ledge, through a window: it never moves) must be fought once on screen,
+    and one out of view looked for."""
+    from types import SimpleNamespace
+
+    from golem.profiles import PROFILES
+    from golem.settings import GolemSettings
+    from golem_procgen.explorer import QUIET, ExplorerExpert
+
+    wad = _handmade(tmp_path / "hand.wad")
+    info = write_map(wad.read_bytes(), wad, "MAP01", nav_from_wad(wad), {"size": "micro"}, 3, "test", 0)
+    expert = ExplorerExpert(PROFILES["basic"], GolemSettings())
+    game = _Game(info.config)
+    expert.reset(game)
+    assert expert.nav.per_move
+    x, y = 2.5 * CELL, 2.0 * CELL  # the start, in room A
+    zombie = SimpleNamespace(id=7, name="Zombieman", position_x=9.5 * CELL, position_y=2.0 * CELL)  # room C
+    assert ((zombie.position_x - x) ** 2 + (zombie.position_y - y) ** 2) ** 0.5 > QUIET
+    shown = SimpleNamespace(objects=[zombie], labels=[SimpleNamespace(object_id=7)])
+    hidden = SimpleNamespace(objects=[zombie], labels=[])
+
+    expert._tic = 1
+    assert not expert.nav.line_of_sight((x, y), (zombie.position_x, zombie.position_y))  # two doors between
+    assert expert._visible_monsters(hidden, x, y) == []
+    assert expert._visible_monsters(shown, x, y) == []  # on screen, but far and still: asleep
+
+    expert._tic = 2
+    expert._hurt_by(hidden, x, y)  # hurt with the zombie out of view: the player turns to look for it
+    assert expert._look is not None and expert._look[0] == zombie.id
+    expert._ignored[zombie.id] = float("inf")  # it had been given up on
+    expert._tic = 3
+    expert._hurt_by(shown, x, y)  # hurt again, the zombie on screen: awake, and fought again
+    assert [o.id for _, o in expert._visible_monsters(shown, x, y)] == [zombie.id]
+    expert._tic = 4
+    assert expert._visible_monsters(hidden, x, y) == []  # out of view again: the sidecar's sight alone says no

@@ -5,8 +5,12 @@ The sidecar comes from the builtin generator or is built from the WAD itself
 urgency:
 
 1. a monster in sight (``state.objects``, sight lines over the sidecar's
-   cells) within :data:`ENGAGE` units: turn to the nearest and fire while the
-   aim is on it;
+   cells; on maps built from a WAD also what the engine's labels show on
+   screen: over ledges, through windows) within :data:`ENGAGE` units: turn to
+   the nearest and fire while the aim is on it. On maps built from a WAD a far
+   monster that has not moved is taken for asleep and left alone until the
+   player is hurt: then every monster near counts as awake, and with none on
+   screen the player turns toward the nearest to find what shoots it;
 2. health below :data:`LOW_HEALTH`, no shotgun yet, or no ammunition, and a
    health item (the shotgun, ammunition) still on the map: walk to the nearest
    one by path;
@@ -69,6 +73,10 @@ ENGAGE = 900.0
 QUIET = 320.0
 #: Health under which the expert fetches a health item first; rounds under which it fetches ammunition.
 LOW_HEALTH, LOW_AMMO = 60.0, 0.0
+#: Tics the player turns toward the nearest monster when hurt by none on screen (maps built from a WAD).
+LOOK_TICS = 20
+#: On maps built from a WAD (many monsters, ammunition lying about), rounds under which ammunition is fetched.
+LOW_AMMO_WAD = 20.0
 #: Pickups within this many map units (and path cost, cells) are taken on the way (maps built from a WAD).
 PICK_UP, PICK_UP_COST = 192.0, 8.0
 #: A shotgun this close (map units) is fetched before any fight.
@@ -123,6 +131,7 @@ class ExplorerExpert(Expert):
     def configure(self, game: Any) -> None:
         enable_objects(game)
         enable_sectors(game)
+        game.set_labels_buffer_enabled(True)  # what is on screen: sight over ledges and through windows
 
     def reset(self, game: Any) -> None:
         wad = game.get_doom_scenario_path()
@@ -137,6 +146,9 @@ class ExplorerExpert(Expert):
         self._dead: set[int] = set()
         self._ignored: dict[int, float] = {}  # monster id → tic until which it is left alone
         self._hits = game.get_game_variable(GameVariable.HITCOUNT)
+        self._health = game.get_game_variable(GameVariable.HEALTH)
+        self._labelled: tuple[int, frozenset[int]] = (-1, frozenset())
+        self._look: tuple[int, int] | None = None  # monster id, tic until which the player turns toward it
         self._seen_at: dict[int, tuple[float, float]] = {}
         self._moved: set[int] = set()
         self._misses = 0
@@ -163,6 +175,18 @@ class ExplorerExpert(Expert):
 
     # --- helpers -------------------------------------------------------------
 
+    def _in_sight(self, state: Any, x: float, y: float, monster: Any) -> bool:
+        """Whether ``monster`` can be seen: on screen (the engine's labels, on maps built from a WAD) or along a
+        clear line over the sidecar's cells."""
+        if self.nav.per_move and monster.id in self._on_screen(state):
+            return True
+        return self.nav.line_of_sight((x, y), (monster.position_x, monster.position_y))
+
+    def _on_screen(self, state: Any) -> frozenset[int]:
+        if self._labelled[0] != self._tic:
+            self._labelled = (self._tic, frozenset(label.object_id for label in (state.labels or ())))
+        return self._labelled[1]
+
     def _visible_monsters(self, state: Any, x: float, y: float) -> list[tuple[float, Any]]:
         out = []
         for o in state.objects:
@@ -171,12 +195,13 @@ class ExplorerExpert(Expert):
             d = distance(x, y, o.position_x, o.position_y)
             if self.nav.per_move and d > QUIET and not self._awake(o):
                 continue  # still and far: asleep, most likely (a shot would wake it and every other in earshot)
-            if d < ENGAGE and self.nav.line_of_sight((x, y), (o.position_x, o.position_y)):
+            if d < ENGAGE and self._in_sight(state, x, y, o):
                 out.append((d, o))
         return sorted(out, key=lambda t: (t[0] / THREAT.get(t[1].name, 1.0), t[1].id))
 
     def _awake(self, monster: Any) -> bool:
-        """Whether ``monster`` has moved since the expert first saw it (a sleeping monster stands still)."""
+        """Whether ``monster`` is awake: it has moved since the expert first saw it (a sleeping monster stands
+        still), or it stood in sight when the player was hurt (one that shoots from where it stands)."""
         first = self._seen_at.setdefault(monster.id, (monster.position_x, monster.position_y))
         if monster.id in self._moved:
             return True
@@ -184,6 +209,27 @@ class ExplorerExpert(Expert):
             self._moved.add(monster.id)
             return True
         return False
+
+    def _hurt_by(self, state: Any, x: float, y: float) -> None:
+        """The player was hurt: every monster within :data:`ENGAGE` units counts as awake (fought once seen), one
+        on screen is fought again though it was left alone (it can reach the player, so it can be reached), and
+        with none on screen the player turns toward the nearest for :data:`LOOK_TICS` tics."""
+        nearest: tuple[float, int] | None = None
+        shown = False
+        for o in state.objects:
+            if o.name not in MONSTERS or o.id in self._dead:
+                continue
+            d = distance(x, y, o.position_x, o.position_y)
+            if d >= ENGAGE:
+                continue
+            self._moved.add(o.id)
+            if o.id in self._on_screen(state):
+                self._ignored.pop(o.id, None)
+                shown = True
+            elif nearest is None or d < nearest[0]:
+                nearest = (d, o.id)
+        if nearest is not None and not shown and self._look is None:
+            self._look = (nearest[1], self._tic + LOOK_TICS)
 
     def _tokens(self, state: Any) -> Tokens:
         """Key colours held (their pickups gone from the map) and switches pressed (a sector they open moved)."""
@@ -217,7 +263,7 @@ class ExplorerExpert(Expert):
             return HEALTH_ITEMS
         if game.get_game_variable(GameVariable.WEAPON3) <= 0 and game.get_game_variable(GameVariable.WEAPON4) <= 0:
             return WEAPONS
-        if self._ammo(game) <= LOW_AMMO:
+        if self._ammo(game) <= (LOW_AMMO_WAD if self.nav.per_move else LOW_AMMO):
             return AMMO_ITEMS
         return frozenset()
 
@@ -381,6 +427,11 @@ class ExplorerExpert(Expert):
         self._kills = kills
         self._trail.append((pose.x, pose.y))
 
+        health = game.get_game_variable(GameVariable.HEALTH)
+        if self.nav.per_move and health < self._health:
+            self._hurt_by(state, pose.x, pose.y)
+        self._health = health
+
         hits = game.get_game_variable(GameVariable.HITCOUNT)
         if hits > self._hits:
             self._misses = 0
@@ -418,6 +469,10 @@ class ExplorerExpert(Expert):
                 buttons += moves
             return self.press(*buttons)
 
+        if self._look is not None:
+            looked = self._look_around(state, pose)
+            if looked is not None:
+                return looked
         if self._unstick > 0:
             self._unstick -= 1
             return self.press("MOVE_BACKWARD", self._unstick_turn)
@@ -457,6 +512,20 @@ class ExplorerExpert(Expert):
             if distance(pose.x, pose.y, *door_xy) < USE_REACH and self._door_closed(state, self.nav.sector(step.door)):
                 buttons += self._use()
         return self.press(*buttons)
+
+    def _look_around(self, state: Any, pose: Any) -> list[int] | None:
+        """Turning toward the monster that may have hurt the player (``None``: done looking, or it is gone)."""
+        mid, until = self._look  # type: ignore[misc]
+        target = next((o for o in state.objects if o.id == mid), None)
+        if self._tic > until or target is None or mid in self._dead:
+            self._look = None
+            return None
+        err = relative_bearing(pose.x, pose.y, pose.angle, target.position_x, target.position_y)
+        turn = turn_toward(err, RUN_CONE / 2)
+        if turn is None:
+            self._look = None
+            return None
+        return self.press(turn)
 
     def _steer(self, err: float) -> str | None:
         """The turn that keeps the player on its way, ``err`` degrees off its waypoint (``None``: straight on)."""
