@@ -24,6 +24,7 @@ def _play(info, seed: int):
     settings = GolemSettings()
     expert = ExplorerExpert(PROFILES["basic"], settings)
     with Session(settings, scenario=str(info.config), configurers=[expert]) as session:
+        assert not session.game.is_labels_buffer_enabled()  # the builtin maps' sidecar sees all (labels cost)
         return run_episode(session, expert, seed)
 
 

@@ -225,6 +225,7 @@ def test_the_explorer_takes_the_key_the_switch_and_the_lift_to_the_exit(tmp_path
     settings = GolemSettings()
     expert = ExplorerExpert(PROFILES["basic"], settings)
     with Session(settings, scenario=str(info.config), configurers=[expert]) as session:
+        assert session.game.is_labels_buffer_enabled()  # a map built from a WAD: what is on screen is in sight
         result = run_episode(session, expert, 0)
     assert result.exited, result
     assert expert._pressed == {"s0"}

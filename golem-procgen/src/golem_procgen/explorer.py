@@ -131,18 +131,26 @@ class ExplorerExpert(Expert):
     def configure(self, game: Any) -> None:
         enable_objects(game)
         enable_sectors(game)
-        game.set_labels_buffer_enabled(True)  # what is on screen: sight over ledges and through windows
-
-    def reset(self, game: Any) -> None:
         wad = game.get_doom_scenario_path()
-        if not wad:
-            raise GolemError("the explorer plays maps with a navigation sidecar; this game has no scenario WAD")
+        if wad and sidecar_path(wad).is_file():
+            self._load(wad)
+            if self.nav.per_move:  # what is on screen: sight over ledges and through windows
+                game.set_labels_buffer_enabled(True)  # (not on the builtin maps: it costs a third of the speed)
+
+    def _load(self, wad: str) -> None:
+        """Read the navigation sidecar of ``wad`` (once per map)."""
         if getattr(self, "_wad", None) != wad:
             nav = NavMap.load(sidecar_path(wad))
             if nav.exit is None:
                 raise GolemError(f"the navigation sidecar of {wad} has no exit: nothing for the explorer to reach")
             self.nav = nav
             self._wad = wad
+
+    def reset(self, game: Any) -> None:
+        wad = game.get_doom_scenario_path()
+        if not wad:
+            raise GolemError("the explorer plays maps with a navigation sidecar; this game has no scenario WAD")
+        self._load(wad)
         self._dead: set[int] = set()
         self._ignored: dict[int, float] = {}  # monster id → tic until which it is left alone
         self._hits = game.get_game_variable(GameVariable.HITCOUNT)
