@@ -191,6 +191,7 @@ class ExplorerExpert(Expert):
         return self.nav.line_of_sight((x, y), (monster.position_x, monster.position_y))
 
     def _on_screen(self, state: Any) -> frozenset[int]:
+        """Ids of the objects the engine's labels show on screen this tic (read once a tic)."""
         if self._labelled[0] != self._tic:
             self._labelled = (self._tic, frozenset(label.object_id for label in (state.labels or ())))
         return self._labelled[1]
@@ -209,7 +210,8 @@ class ExplorerExpert(Expert):
 
     def _awake(self, monster: Any) -> bool:
         """Whether ``monster`` is awake: it has moved since the expert first saw it (a sleeping monster stands
-        still), or it stood in sight when the player was hurt (one that shoots from where it stands)."""
+        still), or it was within :data:`ENGAGE` units when the player was hurt (one that shoots from where it
+        stands never moves)."""
         first = self._seen_at.setdefault(monster.id, (monster.position_x, monster.position_y))
         if monster.id in self._moved:
             return True
