@@ -368,7 +368,7 @@ def test_a_clone_carried_to_cig_is_fine_tuned_against_bots_and_kept_by_frags(roo
 def test_on_generated_maps_every_episode_plays_a_map_of_its_own(root: Path) -> None:
     """``--procgen-phase 1``: rollouts on maps built from seed 100,000 (a fresh one per episode), held-out
     evaluations on maps from 20,000; the result names its maps, not a scenario, and evaluates like any model."""
-    proc = _golem(_short(["--procgen-phase", "1"], "{explore = 0.01}"), root)
+    proc = _golem(_short(["--procgen-phase", "1"], "{explore = 0.02}"), root)
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert report["scenario"] == "phase-1 maps of builtin" and report["frames"] == 256
@@ -382,6 +382,7 @@ def test_on_generated_maps_every_episode_plays_a_map_of_its_own(root: Path) -> N
     assert meta["scenario"] is None and meta["world"] == {"generator": "builtin", "phase": 1}
     assert meta["data"]["frame_skip"] == 4
     assert meta["decisions"] == "sample" and meta["rl"]["decisions"] == "sample"  # the maps' default
+    assert meta["rl"]["shapers"] == {"explore": 0.02}  # as given
     played = _golem(["run", "evaluate", "--model", report["last"], "--procgen-phase", "1", "--maps", "1"], root)
     assert played.returncode == 0, played.stderr
     # Without rl.episode_tics an episode lasts until the map's own time-out (2,100 tics or more), not one decision.
@@ -393,7 +394,9 @@ def test_on_generated_maps_every_episode_plays_a_map_of_its_own(root: Path) -> N
     assert whole.returncode == 0, whole.stderr
     report = json.loads(whole.stdout)
     assert sum(u["episodes"] for u in report["history"]) == 0
-    assert read_metadata(report["last"] or report["archive"])["decisions"] == "threshold"  # as given
+    meta = read_metadata(report["last"] or report["archive"])
+    assert meta["decisions"] == "threshold"  # as given
+    assert meta["rl"]["shapers"] == {"explore": 0.01}  # the maps' default, rl.shapers not given
 
 
 @pytest.mark.slow
