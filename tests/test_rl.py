@@ -397,6 +397,14 @@ def test_on_generated_maps_every_episode_plays_a_map_of_its_own(root: Path) -> N
     meta = read_metadata(report["last"] or report["archive"])
     assert meta["decisions"] == "threshold"  # as given
     assert meta["rl"]["shapers"] == {"explore": 0.01}  # the maps' default, rl.shapers not given
+    bare = _golem(
+        ["rl", "finetune", "--procgen-phase", "1", "--frames", "128", "--workers", "1", "--json", *QUICK]
+        + ["--set", "rl.shapers={}"],
+        root,
+    )
+    assert bare.returncode == 0, bare.stderr
+    report = json.loads(bare.stdout)
+    assert read_metadata(report["last"] or report["archive"])["rl"]["shapers"] == {}  # none, as given
 
 
 @pytest.mark.slow

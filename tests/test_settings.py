@@ -42,6 +42,13 @@ def test_precedence_default_file_env_flag(tmp_path: Path):
     assert dict((k, src) for k, _, src in resolved.rows())["training.sequence_length"] == "default"
 
 
+def test_an_empty_table_given_has_a_source(tmp_path: Path):
+    """``--set 'rl.shapers={}'`` sets no leaf; a command that fills in a table unless given must still see it."""
+    resolved = load_settings(overrides=[("flag --set", {"intervene.bindings": {}})], environ={}, cwd=tmp_path)
+    assert resolved.sources["intervene.bindings"] == "flag --set"
+    assert "intervene.bindings" not in load_settings(environ={}, cwd=tmp_path).sources
+
+
 def test_explicit_config_path_and_missing_file(tmp_path: Path):
     cfg = tmp_path / "elsewhere.toml"
     cfg.write_text("[brain]\nprofile = 'classic'\n")

@@ -310,6 +310,8 @@ def _merge(
             if not isinstance(node, dict):
                 node = into[key] = {}
             _merge(node, value, source, sources, dotted + ".")
+            if not value:  # an empty table sets no leaf, but it was given (e.g. rl.shapers = {}: none)
+                sources[dotted] = source.format(key=dotted, env=ENV_PREFIX + dotted.upper().replace(".", "__"))
         else:
             into[key] = value
             sources[dotted] = source.format(key=dotted, env=ENV_PREFIX + dotted.upper().replace(".", "__"))

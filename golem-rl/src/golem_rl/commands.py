@@ -265,7 +265,7 @@ def finetune_command(
     100,000, held-out evaluations from 20,000; the map's reward: +1 at the exit, −1 for dying),
     the result draws its buttons (rl.decisions = sample) unless rl.decisions is set, and the
     reward adds exploration (rl.shapers = {explore = 0.01}) unless rl.shapers is set
-    ({explore = 0} for none).
+    ({} for none).
     """
     st = state(ctx)
     flags = {**game_flags(scenario), "rl.frames": frames, "rl.workers": workers, "rl.seed": seed, "rl.bots": bots}
