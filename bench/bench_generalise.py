@@ -12,6 +12,8 @@ For each scenario (``--scenario``, repeatable) and each training recipe (``--row
 * ``vary-tuned``: the ``vary`` row's model with its press thresholds tuned by play on the shipped map
   (``golem run tune``, as ``training.tune_episodes`` does after training; its seeds are neither the
   evaluation's nor on a variant): thresholds calibrated on varied validation frames need not suit any one look;
+* ``both-tuned``: the ``both`` row's model with its press thresholds tuned by play on the shipped map, as
+  ``vary-tuned`` does for ``vary``;
 * ``vary3``: ``vary`` with three times the spec's episodes (default training, so three times the updates
   where the spec sets no fixed budget): whether more looks and more data close the gap.
 
@@ -75,9 +77,9 @@ def eval_variants(scenario: str) -> list[tuple[str, list[str]]]:
 EVAL_VARIANT_SEED = 900_000
 #: First seed of the evaluation episodes (training seeds start at 0).
 EVAL_SEED = 20_000
-ROWS = ("plain", "augment", "vary", "vary-tuned", "both", "mix", "vary3")
+ROWS = ("plain", "augment", "vary", "vary-tuned", "both", "both-tuned", "mix", "vary3")
 #: Rows that take another row's model and tune its thresholds by play: the row they take it from.
-TUNED = {"vary-tuned": "vary"}
+TUNED = {"vary-tuned": "vary", "both-tuned": "both"}
 #: Episodes per candidate and confirmation episodes of a ``TUNED`` row's search (``golem run tune``).
 TUNE_EPISODES = 20
 #: Rows that record more than the spec's episodes: the multiple.
@@ -249,6 +251,7 @@ def run_scenario(
         "vary": (varied, []),
         "vary-tuned": (varied, []),
         "both": (varied, augment),
+        "both-tuned": (varied, augment),
         "mix": (varied, augment),
         "vary3": (varied, []),
     }
