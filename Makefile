@@ -7,7 +7,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 PACKAGES := golem-core golem-cli golem-experts golem-match \
-            golem-sensors/depth golem-sensors/thermal golem-sensors/audio \
+            golem-sensors/depth golem-sensors/thermal golem-sensors/audio golem-sensors/automap \
             golem-models golem-losses golem-augment golem-procgen golem-worldmodel \
             golem-farama golem-explain golem-rl
 STAMP  := $(VENV)/.golem-installed

@@ -385,26 +385,25 @@ def test_on_generated_maps_every_episode_plays_a_map_of_its_own(root: Path) -> N
     assert meta["rl"]["shapers"] == {"explore": 0.02}  # as given
     played = _golem(["run", "evaluate", "--model", report["last"], "--procgen-phase", "1", "--maps", "1"], root)
     assert played.returncode == 0, played.stderr
+
+    def one_decision_run(setting: str) -> tuple[dict, dict]:
+        """A 128-frame run on one engine with ``--set setting``: its report and its checkpoint's metadata."""
+        proc = _golem(
+            ["rl", "finetune", "--procgen-phase", "1", "--frames", "128", "--workers", "1", "--json", *QUICK]
+            + ["--set", setting],
+            root,
+        )
+        assert proc.returncode == 0, proc.stderr
+        report = json.loads(proc.stdout)
+        return report, read_metadata(report["last"] or report["archive"])
+
     # Without rl.episode_tics an episode lasts until the map's own time-out (2,100 tics or more), not one decision.
-    whole = _golem(
-        ["rl", "finetune", "--procgen-phase", "1", "--frames", "128", "--workers", "1", "--json", *QUICK]
-        + ["--set", "rl.decisions=threshold"],
-        root,
-    )
-    assert whole.returncode == 0, whole.stderr
-    report = json.loads(whole.stdout)
+    report, meta = one_decision_run("rl.decisions=threshold")
     assert sum(u["episodes"] for u in report["history"]) == 0
-    meta = read_metadata(report["last"] or report["archive"])
     assert meta["decisions"] == "threshold"  # as given
     assert meta["rl"]["shapers"] == {"explore": 0.01}  # the maps' default, rl.shapers not given
-    bare = _golem(
-        ["rl", "finetune", "--procgen-phase", "1", "--frames", "128", "--workers", "1", "--json", *QUICK]
-        + ["--set", "rl.shapers={}"],
-        root,
-    )
-    assert bare.returncode == 0, bare.stderr
-    report = json.loads(bare.stdout)
-    assert read_metadata(report["last"] or report["archive"])["rl"]["shapers"] == {}  # none, as given
+    _, meta = one_decision_run("rl.shapers={}")
+    assert meta["rl"]["shapers"] == {}  # none, as given
 
 
 @pytest.mark.slow
