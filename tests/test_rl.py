@@ -386,7 +386,7 @@ def test_on_generated_maps_every_episode_plays_a_map_of_its_own(root: Path) -> N
     played = _golem(["run", "evaluate", "--model", report["last"], "--procgen-phase", "1", "--maps", "1"], root)
     assert played.returncode == 0, played.stderr
 
-    def one_decision_run(setting: str) -> tuple[dict, dict]:
+    def short_run(setting: str) -> tuple[dict, dict]:
         """A 128-frame run on one engine with ``--set setting``: its report and its checkpoint's metadata."""
         proc = _golem(
             ["rl", "finetune", "--procgen-phase", "1", "--frames", "128", "--workers", "1", "--json", *QUICK]
@@ -398,11 +398,11 @@ def test_on_generated_maps_every_episode_plays_a_map_of_its_own(root: Path) -> N
         return report, read_metadata(report["last"] or report["archive"])
 
     # Without rl.episode_tics an episode lasts until the map's own time-out (2,100 tics or more), not one decision.
-    report, meta = one_decision_run("rl.decisions=threshold")
+    report, meta = short_run("rl.decisions=threshold")
     assert sum(u["episodes"] for u in report["history"]) == 0
     assert meta["decisions"] == "threshold"  # as given
     assert meta["rl"]["shapers"] == {"explore": 0.01}  # the maps' default, rl.shapers not given
-    _, meta = one_decision_run("rl.shapers={}")
+    _, meta = short_run("rl.shapers={}")
     assert meta["rl"]["shapers"] == {}  # none, as given
 
 

@@ -92,7 +92,12 @@ def test_sensors_say_whether_they_are_images_and_colour() -> None:
     assert Depthish.image and not Depthish.colour
     assert not Soundish.image and not Soundish.colour  # the safe defaults
     host = load_plugins()
-    for name, image, colour in (("depth", True, False), ("thermal", True, False), ("audio", False, False)):
+    for name, image, colour in (
+        ("depth", True, False),
+        ("thermal", True, False),
+        ("audio", False, False),
+        ("automap", False, False),  # a view from above: not aligned with the screen
+    ):
         if name in host.registry.names("sensors"):
             cls = host.registry.get("sensors", name).obj
             assert (cls.image, cls.colour) == (image, colour), name

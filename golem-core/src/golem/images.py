@@ -209,11 +209,12 @@ def legacy_image(source: str, key: str, arr: np.ndarray, channels: int) -> np.nd
 
 
 class ImageSensor(Sensor):
-    """Base of sensors that store uint8 images ``[image_channels, SIZE, SIZE]`` (visual, depth, thermal).
+    """Base of sensors that store uint8 images ``[image_channels, SIZE, SIZE]`` (visual, depth, thermal, automap).
 
     Subclasses set ``image_channels``; ``step_shape`` follows from it, and
     seed-layout ``.npz`` arrays are converted by :func:`legacy_image`. Image sensors
-    are moved by geometry augmentations (``image``); only an RGB one sets ``colour``.
+    are moved by geometry augmentations (``image``) unless they set ``image = False`` (a picture not
+    aligned with the screen, such as the automap); only an RGB one sets ``colour``.
     """
 
     dtype = np.dtype(np.uint8)

@@ -2,9 +2,9 @@
 
 A Doom player presses Tab to see it; the engine draws it into its own buffer
 (``automap_buffer``) in the screen's format. Only lines the player has seen are
-drawn (ViZDoom's ``AutomapMode.NORMAL``), so the picture is a memory of where the
-player has been and a map of the openings it has not gone through — what a
-navigator needs and a 64×64 first-person frame cannot hold. The map turns with
+drawn (ViZDoom's ``AutomapMode.NORMAL``), so the picture is a record of the walls
+seen so far and of the openings in them not yet gone through, which a 64×64
+first-person frame does not hold. The map turns with
 the player (up is where it faces), is drawn in fixed greys (:data:`GREYS`) on
 black (lines off the axes antialiased, so in darker greys at their edges), and
 keeps its scale (:data:`SCALE`) on every map.
@@ -54,23 +54,27 @@ GAME_ARGS: tuple[str, ...] = (
 )
 
 
-def _block_edges(n: int, size: int = SIZE) -> np.ndarray:
-    """Start index of each of ``size`` near-equal blocks of ``n`` pixels (every block at least one pixel)."""
-    return np.minimum((np.arange(size) * n) // size, n - 1)
+def block_edges(n: int, size: int = SIZE) -> np.ndarray:
+    """Start index of each of ``size`` near-equal blocks of ``n`` pixels, laid out mirror-symmetrically.
+
+    The left half's blocks start at ``⌊i·n/size⌋``; the right half's are their reflection, so for an even
+    ``n`` flipping an image and then taking the blocks gives the flipped blocks (mirror augmentation then
+    shows the map of the mirrored world). Blocks of a side shorter than ``size`` repeat pixels.
+    """
+    half = size // 2
+    left = [(i * n) // size for i in range(half + 1)]  # boundaries 0 … half
+    bounds = left + [n - left[size - i] for i in range(half + 1, size + 1)]  # … size (= n)
+    return np.minimum(np.asarray(bounds[:size], dtype=np.intp), n - 1)
 
 
 def block_max(image: np.ndarray, size: int = SIZE) -> np.ndarray:
-    """``[H, W]`` uint8 → ``[size, size]``: the brightest pixel of each block.
+    """``[H, W]`` uint8 → ``[size, size]``: the brightest pixel of each block (:func:`block_edges`).
 
     The map's lines are one pixel wide: a bilinear resize from 160×120 would blend them to a third of their
     grey (and thinner ones at larger buffers to less); the block maximum keeps every line at its grey.
     """
-    if image.shape[0] < size or image.shape[1] < size:
-        from golem.images import nearest_resize
-
-        return nearest_resize(image, size, size)
-    rows = np.maximum.reduceat(image, _block_edges(image.shape[0], size), axis=0)
-    return np.ascontiguousarray(np.maximum.reduceat(rows, _block_edges(image.shape[1], size), axis=1))
+    rows = np.maximum.reduceat(image, block_edges(image.shape[0], size), axis=0)
+    return np.ascontiguousarray(np.maximum.reduceat(rows, block_edges(image.shape[1], size), axis=1))
 
 
 class AutomapSensor(ImageSensor):
@@ -79,7 +83,7 @@ class AutomapSensor(ImageSensor):
 
     Stored uint8 ``[1, 64, 64]`` under ``automaps``; network input float ``[0, 1]``; a cortex of its own
     (the map is not aligned with the screen, so geometry augmentations leave it alone). Mirror flips the
-    width, as it flips the view: the mirrored map of the mirrored world.
+    width, as it flips the view: for the engine's even buffer widths, the mirrored map of the mirrored world.
     """
 
     name = "automap"
