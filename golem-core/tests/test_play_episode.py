@@ -159,3 +159,20 @@ def test_policy_error_ends_the_thread():
     with pytest.raises(ValueError, match="policy broke"):
         play_episode(FakeSession([TicSensor(GolemSettings())], 100), seed=0, act=broken)
     assert threading.active_count() == before
+
+
+def test_ctrl_c_while_the_sensor_thread_starts_stays_an_interrupt(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Ctrl-C that lands inside ``begin``'s ``Thread.start`` reaches the caller as the interrupt it is: closing the
+    recorder must not replace it with ``cannot join thread before it is started`` (exit 1 instead of 130)."""
+
+    def interrupted(self: threading.Thread) -> None:
+        raise KeyboardInterrupt  # the signal arrived before the new thread ran
+
+    monkeypatch.setattr(threading.Thread, "start", interrupted)
+    session = SimpleNamespace(game=SimpleNamespace(get_episode_timeout=lambda: 100), sensors=[])
+    recorder = Recorder()
+    with pytest.raises(KeyboardInterrupt):
+        try:
+            recorder.begin(session, 0)  # type: ignore[arg-type]
+        finally:
+            recorder.close()  # what run_episode's finally does

@@ -189,8 +189,11 @@ class Recorder(Observer):
 
     def _stop(self) -> None:
         if self._thread is not None:
-            self._states.put(None)
-            self._thread.join()
+            self._states.put(None)  # ends the reader, also one that has yet to run
+            try:
+                self._thread.join()
+            except RuntimeError:  # Ctrl-C landed inside begin's start(): nothing to wait for yet
+                pass
             self._thread = None
 
     def end(self, result: EpisodeResult) -> None:
