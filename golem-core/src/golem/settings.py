@@ -305,16 +305,17 @@ def _merge(
     """Deep-merge ``layer`` into ``into`` and note ``source`` for every leaf it sets."""
     for key, value in layer.items():
         dotted = f"{prefix}{key}"
+        origin = source.format(key=dotted, env=ENV_PREFIX + dotted.upper().replace(".", "__"))
         if isinstance(value, Mapping):
             node = into.setdefault(key, {})
             if not isinstance(node, dict):
                 node = into[key] = {}
             _merge(node, value, source, sources, dotted + ".")
             if not value:  # an empty table sets no leaf, but it was given (e.g. rl.shapers = {}: none)
-                sources[dotted] = source.format(key=dotted, env=ENV_PREFIX + dotted.upper().replace(".", "__"))
+                sources[dotted] = origin
         else:
             into[key] = value
-            sources[dotted] = source.format(key=dotted, env=ENV_PREFIX + dotted.upper().replace(".", "__"))
+            sources[dotted] = origin
 
 
 def parse_assignment(text: str) -> tuple[str, Any]:
