@@ -313,6 +313,49 @@ def test_a_sampling_checkpoint_draws_its_buttons_seeded_by_the_episode(golem_cli
     assert "draws its buttons from their probabilities" in line
 
 
+class Episode:
+    """What a sampling agent's reset reads of the engine: the episode's seed and tic."""
+
+    def __init__(self, seed: int) -> None:
+        self.seed = seed
+
+    def get_seed(self) -> int:
+        return self.seed
+
+    def get_episode_time(self) -> int:
+        return 0
+
+
+def test_a_temperature_sharpens_or_flattens_the_draws_and_only_the_draws(tmp_path: Path):
+    spec = _spec()
+    path = _save(tmp_path / "m.safetensors")
+    observation = {"frames": np.zeros((3, 64, 64), np.uint8)}
+
+    def draws(temperature: float, n: int = 400) -> tuple[np.ndarray, np.ndarray]:
+        agent = load_agent(path, REGISTRY, sample=True, temperature=temperature)
+        pressed, probs = [], []
+        for episode in range(n):
+            agent.reset(Episode(episode))  # the same first decision in n episodes, each drawn by its seed
+            pressed.append(agent.decide(observation))
+            probs.append(agent.last_probs.copy())
+        return np.array(pressed), np.array(probs)
+
+    base, probs = draws(1.0)
+    assert np.allclose(probs, probs[0]) and ((probs[0] > 0.02) & (probs[0] < 0.98)).all()
+    cold, cold_probs = draws(1e-6)
+    hot, _ = draws(100.0)
+    assert np.allclose(cold_probs, probs)  # last_probs stay the model's own
+    assert (cold == (probs[0] > 0.5)).all()  # a cold draw is the likelier value, every time
+    assert np.abs(hot.mean(0) - 0.5).max() < 0.1  # a hot one a coin
+    assert np.abs(base.mean(0) - probs[0]).max() < 0.1  # at 1 the model's own probabilities
+    for bad in (0.0, -1.0, float("nan")):
+        with pytest.raises(GolemError, match="temperature must be a positive number"):
+            load_agent(path, REGISTRY, sample=True, temperature=bad)
+    with pytest.raises(GolemError, match="add --decisions sample"):
+        load_agent(path, REGISTRY, temperature=0.5)  # a thresholded checkpoint draws nothing to sharpen
+    assert spec.n_actions == len(cold[0])
+
+
 def test_decisions_overrides_how_the_checkpoint_chooses_its_buttons(golem_cli, tmp_path: Path):
     _active(tmp_path)  # an untrained, thresholded checkpoint: its probabilities are near 0.5, so draws vary
     judge = ["run", "evaluate", "-n", "3", "--max-steps", "60", "--no-baselines", "--json"]
@@ -328,6 +371,10 @@ def test_decisions_overrides_how_the_checkpoint_chooses_its_buttons(golem_cli, t
     mode, drawn = played("--decisions", "sample")
     assert mode == "sample" and drawn != thresholded  # the buttons were drawn, not thresholded
     assert played("--decisions", "sample") == ("sample", drawn)  # seeded by the episode: the same again
+    assert played("--decisions", "sample", "--temperature", "1e-6") == ("sample", thresholded)  # cold: the mode
+    assert json.loads((tmp_path / "r.json").read_text())["temperature"] == 1e-6
+    for extra, said in ((["--temperature", "0.5"], "add --decisions sample"), (["--temperature", "0"], "positive")):
+        assert said in one_error_line(golem_cli([*judge, *extra]))
     shown = json_out(golem_cli(["run", "play", "--max-steps", "20", "--decisions", "sample", "--json"], check=True))
     assert shown["decisions"] == "sample"
     unknown = golem_cli(["run", "play", "--decisions", "argmax"])

@@ -117,6 +117,16 @@ DecisionsOpt = Annotated[
 ]
 
 
+TemperatureOpt = Annotated[
+    float,
+    typer.Option(
+        "--temperature",
+        help="With sampled decisions, draw each button from sigmoid(logit / T): below 1 the draws follow the "
+        "likelier value more often, above 1 less (1: the model's own probabilities).",
+    ),
+]
+
+
 def sampled(decisions: Decisions | None) -> bool | None:
     """``--decisions`` as ``load_agent``'s ``sample``: ``None`` (the checkpoint's way) when not given."""
     return None if decisions is None else decisions is Decisions.sample

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from golem.diagnostics.evaluation import EVAL_START_SEED, EvalPlan, Scoreboard, evaluate, evaluate_maps, expert_for
 from golem.errors import GolemError
-from golem.runtime.agent import samples_buttons
+from golem.runtime.agent import check_temperature, samples_buttons
 from golem.runtime.netgame import check_deathmatch_starts
 from golem.runtime.rollout import EpisodeResult
 from golem.scenarios import resolve_scenario
@@ -27,6 +27,7 @@ from golem_cli.options import (
     ProcgenChoice,
     ProcgenPhaseOpt,
     SetOpt,
+    TemperatureOpt,
     WorkersOpt,
     check_suffixes,
     checkpoint_option,
@@ -120,6 +121,7 @@ def evaluate_command(
     maps: MapsOpt = 10,
     generator: GeneratorOpt = "builtin",
     decisions: DecisionsOpt = None,
+    temperature: TemperatureOpt = 1.0,
     json_: JsonOpt = False,
     plugin: PluginOpt = None,
     set_: SetOpt = None,
@@ -130,10 +132,12 @@ def evaluate_command(
     (0 = random, 1 = expert) and raw = model / expert. With --procgen-phase P every policy plays one
     episode on each of --maps generated maps of phase P, built from --seed on (unseen by training
     maps, which start at seed 0); "goal reached" is the share of maps whose exit it reached.
-    --decisions sample plays the model stochastically (each button drawn from its probability).
+    --decisions sample plays the model stochastically (each button drawn from its probability;
+    --temperature sharpens or flattens the draws).
     """
     st = state(ctx)
     check_suffixes(out, (".json", ".csv"), "--out")
+    check_temperature(temperature)
     registry = st.host.registry
     _, (path, metadata, scenario_name, threshold, settings) = choose_player(
         st, model, plugin, set_, scenario=scenario, frame_skip=frame_skip
@@ -152,6 +156,11 @@ def evaluate_command(
     if bots:
         check_deathmatch_starts(resolved)  # the bots' deathmatch would crash the engine on such a map
     expert = expert_for(registry, scenario_name)
+    draws = samples_buttons(metadata) if decisions is None else sampled(decisions)
+    if temperature != 1.0 and not draws:
+        raise GolemError(
+            f"--temperature changes only drawn buttons, and {path.name} presses by thresholds: add --decisions sample"
+        )
     plan = EvalPlan(
         model_path=path,
         scenario=scenario_name,
@@ -165,7 +174,8 @@ def evaluate_command(
         frame_skip=int(settings.game.frame_skip),
         bots=bots,
         # how the model decides, as the checkpoint says unless --decisions: the summary names it
-        sample=samples_buttons(metadata) if decisions is None else sampled(decisions),
+        sample=draws,
+        temperature=temperature,
     )
     total = episodes * len(plan.roles)
     progress = task_bar(st.err, "[bold]evaluating[/bold] {task.fields[what]}", transient=True)

@@ -25,6 +25,7 @@ from golem_cli.options import (
     ModelScenarioOpt,
     PluginOpt,
     SetOpt,
+    TemperatureOpt,
     checkpoint_option,
     episodes_option,
     sampled,
@@ -72,6 +73,7 @@ def play_command(
         typer.Option("--video", help="Write the screens the model saw to a .gif or .mp4.", metavar="PATH"),
     ] = None,
     decisions: DecisionsOpt = None,
+    temperature: TemperatureOpt = 1.0,
     json_: JsonOpt = False,
     plugin: PluginOpt = None,
     set_: SetOpt = None,
@@ -85,7 +87,7 @@ def play_command(
         st, model, plugin, set_, scenario=scenario, seed=seed, frame_skip=frame_skip
     )
     writer = VideoWriter(video) if video is not None else None
-    agent = load_agent(path, registry, threshold, sample=sampled(decisions))
+    agent = load_agent(path, registry, threshold, sample=sampled(decisions), temperature=temperature)
     sensors = build_sensors(settings, registry)
     check_compatible(agent.spec, settings.brain.profile, PROFILES[settings.brain.profile], sensors)  # before the engine
     configurers = [RealTime()] if window else []
@@ -116,6 +118,7 @@ def play_command(
             "scenario": scenario_name,
             "threshold": threshold,
             "decisions": "sample" if agent.sample else "threshold",  # how the buttons were chosen
+            "temperature": agent.temperature,
             "episodes": [r.as_dict() for r in results],
             "seconds": round(seconds, 3),
             "latency_ms": latency,

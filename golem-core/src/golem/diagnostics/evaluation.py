@@ -102,6 +102,7 @@ class EvalPlan:
             engine hosts a deathmatch of one player (:mod:`golem.runtime.bots`).
         sample: the model draws each button from its probability (``True``, seeded by the episode's
             seed) or presses by its thresholds (``False``); ``None``: as its checkpoint says.
+        temperature: a sampling model draws from ``sigmoid(logit / temperature)`` (1: its own probabilities).
     """
 
     model_path: Path
@@ -116,6 +117,7 @@ class EvalPlan:
     frame_skip: int = 1
     bots: int = 0
     sample: bool | None = None
+    temperature: float = 1.0
 
     @property
     def seeds(self) -> list[int]:
@@ -184,6 +186,7 @@ class Scoreboard:
             "bots": self.plan.bots,
             "threshold": self.plan.threshold,
             "decisions": None if self.plan.sample is None else ("sample" if self.plan.sample else "threshold"),
+            "temperature": self.plan.temperature,
             "policies": policies,
             "share": self.share(),
             "model_latency_ms": self.latency_ms,
@@ -276,7 +279,7 @@ def _play(
     from golem.runtime.random_policy import RandomPolicy
 
     sensors = build_sensors(settings, registry)
-    agent = load_agent(plan.model_path, registry, plan.threshold, sample=plan.sample)
+    agent = load_agent(plan.model_path, registry, plan.threshold, sample=plan.sample, temperature=plan.temperature)
     expert = (
         registry.get("experts", plan.expert).obj(PROFILES[settings.brain.profile], settings) if plan.expert else None
     )

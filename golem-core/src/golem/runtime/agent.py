@@ -22,6 +22,7 @@ Their sum is the time the agent adds to a tic; the engine's own tic is not in it
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -102,6 +103,8 @@ class Agent:
         threads: ``torch.set_num_threads`` for this process (``None``: leave it).
         sample: draw each button from its probability instead of thresholding it
             (:data:`SAMPLE`; the draws are seeded at every :meth:`reset` from the engine's seed).
+        temperature: a sampling agent draws each button from ``sigmoid(logit / temperature)``: below 1 its
+            draws follow the likelier value more often, above 1 less (1: the model's own probabilities).
 
     Attributes:
         sense_ns: per decision, nanoseconds spent extracting sensors (:meth:`sense`).
@@ -120,11 +123,14 @@ class Agent:
         *,
         threads: int | None = LIVE_THREADS,
         sample: bool = False,
+        temperature: float = 1.0,
     ) -> None:
+        check_temperature(temperature)
         if threads is not None:
             torch.set_num_threads(threads)
         self.model = model.eval()
         self.sample = bool(sample)
+        self.temperature = float(temperature)
         self._rng = np.random.default_rng(0)
         self.spec = spec
         self.thresholds: np.ndarray = np.zeros(0)  # float64 [A], set by set_threshold
@@ -239,10 +245,12 @@ class Agent:
             else:
                 spans = torch.tensor([elapsed], dtype=torch.float32, device=self._device)
                 logits, self._hx = self.model.step(inputs, self._hx, spans)
-            probs = torch.sigmoid(logits[0].float()).cpu().numpy()
+            logits = logits[0].float()
+            probs = torch.sigmoid(logits).cpu().numpy()
+            drawn = probs if self.temperature == 1.0 else torch.sigmoid(logits / self.temperature).cpu().numpy()
         self.last_probs = probs
         if self.sample:
-            action = (self._rng.random(probs.shape) < probs).astype(int).tolist()
+            action = (self._rng.random(drawn.shape) < drawn).astype(int).tolist()
         else:
             action = (probs > self.thresholds).astype(int).tolist()
         self.decide_ns.append(time.perf_counter_ns() - started)
@@ -375,6 +383,12 @@ def samples_buttons(metadata: Mapping[str, Any]) -> bool:
     return metadata.get("decisions") == SAMPLE
 
 
+def check_temperature(temperature: float) -> None:
+    """Fail with one line unless ``temperature`` is a finite positive number."""
+    if not (math.isfinite(temperature) and temperature > 0.0):
+        raise GolemError(f"sampling temperature must be a positive number, got {temperature:g}")
+
+
 def load_agent(
     path: str | Path,
     registry: Registry,
@@ -382,20 +396,29 @@ def load_agent(
     *,
     threads: int | None = LIVE_THREADS,
     sample: bool | None = None,
+    temperature: float = 1.0,
 ) -> Agent:
     """An :class:`Agent` for the checkpoint at ``path`` (rebuilt from its metadata, CPU, eval mode).
 
     ``sample`` draws each button from its probability (``True``) or presses by ``threshold``
     (``False``); ``None`` plays as the checkpoint's metadata says (:func:`samples_buttons`).
+    ``temperature`` divides the logits a sampling agent draws from (:class:`Agent`).
 
     Raises:
-        GolemError: a missing, corrupt or unrebuildable checkpoint (one line).
+        GolemError: a missing, corrupt or unrebuildable checkpoint, or a temperature for an agent that
+            does not sample (one line).
     """
     from golem.learning.checkpoints import restore
 
+    check_temperature(temperature)
     restored = restore(path, registry)
     draws = samples_buttons(restored.metadata) if sample is None else sample
-    agent = Agent(restored.model, restored.spec, threshold, threads=threads, sample=draws)
+    if temperature != 1.0 and not draws:
+        raise GolemError(
+            f"a sampling temperature ({temperature:g}) changes only drawn buttons, and {Path(path).name} "
+            "presses by thresholds: add --decisions sample"
+        )
+    agent = Agent(restored.model, restored.spec, threshold, threads=threads, sample=draws, temperature=temperature)
     agent.metadata = restored.metadata
     return agent
 
@@ -404,6 +427,7 @@ __all__ = [
     "LIVE_THREADS",
     "SAMPLE",
     "Agent",
+    "check_temperature",
     "samples_buttons",
     "load_agent",
     "settings_for_model",
