@@ -157,10 +157,7 @@ def evaluate_command(
         check_deathmatch_starts(resolved)  # the bots' deathmatch would crash the engine on such a map
     expert = expert_for(registry, scenario_name)
     draws = samples_buttons(metadata) if decisions is None else sampled(decisions)
-    if temperature != 1.0 and not draws:
-        raise GolemError(
-            f"--temperature changes only drawn buttons, and {path.name} presses by thresholds: add --decisions sample"
-        )
+    check_temperature(temperature, draws, path.name)  # before any worker starts
     plan = EvalPlan(
         model_path=path,
         scenario=scenario_name,

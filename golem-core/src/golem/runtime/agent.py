@@ -383,10 +383,16 @@ def samples_buttons(metadata: Mapping[str, Any]) -> bool:
     return metadata.get("decisions") == SAMPLE
 
 
-def check_temperature(temperature: float) -> None:
-    """Fail with one line unless ``temperature`` is a finite positive number."""
+def check_temperature(temperature: float, sample: bool = True, name: str = "the model") -> None:
+    """Fail with one line unless ``temperature`` is a finite positive number, and 1 where ``name`` does not
+    ``sample`` (a thresholded model draws nothing a temperature could change)."""
     if not (math.isfinite(temperature) and temperature > 0.0):
         raise GolemError(f"sampling temperature must be a positive number, got {temperature:g}")
+    if temperature != 1.0 and not sample:
+        raise GolemError(
+            f"a sampling temperature ({temperature:g}) changes only drawn buttons, and {name} presses by "
+            "thresholds: add --decisions sample"
+        )
 
 
 def load_agent(
@@ -413,11 +419,7 @@ def load_agent(
     check_temperature(temperature)
     restored = restore(path, registry)
     draws = samples_buttons(restored.metadata) if sample is None else sample
-    if temperature != 1.0 and not draws:
-        raise GolemError(
-            f"a sampling temperature ({temperature:g}) changes only drawn buttons, and {Path(path).name} "
-            "presses by thresholds: add --decisions sample"
-        )
+    check_temperature(temperature, draws, Path(path).name)
     agent = Agent(restored.model, restored.spec, threshold, threads=threads, sample=draws, temperature=temperature)
     agent.metadata = restored.metadata
     return agent
