@@ -121,6 +121,7 @@ TemperatureOpt = Annotated[
     float,
     typer.Option(
         "--temperature",
+        metavar="T",
         help="With sampled decisions, draw each button from sigmoid(logit / T): below 1 the draws follow the "
         "likelier value more often, above 1 less (1: the model's own probabilities).",
     ),

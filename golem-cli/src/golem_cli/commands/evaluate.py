@@ -137,11 +137,13 @@ def evaluate_command(
     """
     st = state(ctx)
     check_suffixes(out, (".json", ".csv"), "--out")
-    check_temperature(temperature)
+    check_temperature(temperature, True)
     registry = st.host.registry
     _, (path, metadata, scenario_name, threshold, settings) = choose_player(
         st, model, plugin, set_, scenario=scenario, frame_skip=frame_skip
     )
+    draws = samples_buttons(metadata) if decisions is None else sampled(decisions)
+    check_temperature(temperature, draws, path.name)  # before any map is built or worker starts
     made = []
     procgen = ProcgenChoice(procgen_phase, maps, generator)
     if procgen.given:
@@ -156,8 +158,6 @@ def evaluate_command(
     if bots:
         check_deathmatch_starts(resolved)  # the bots' deathmatch would crash the engine on such a map
     expert = expert_for(registry, scenario_name)
-    draws = samples_buttons(metadata) if decisions is None else sampled(decisions)
-    check_temperature(temperature, draws, path.name)  # before any worker starts
     plan = EvalPlan(
         model_path=path,
         scenario=scenario_name,

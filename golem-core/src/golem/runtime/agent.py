@@ -109,7 +109,8 @@ class Agent:
     Attributes:
         sense_ns: per decision, nanoseconds spent extracting sensors (:meth:`sense`).
         decide_ns: per decision, nanoseconds from stored arrays to the button list (:meth:`decide`).
-        last_probs: the last decision's button probabilities, float ``[A]``.
+        last_probs: the last decision's button probabilities, float ``[A]`` (the model's own, before any
+            sampling temperature).
         metadata: the checkpoint's metadata when loaded by :func:`load_agent`.
     """
 
@@ -125,7 +126,7 @@ class Agent:
         sample: bool = False,
         temperature: float = 1.0,
     ) -> None:
-        check_temperature(temperature)
+        check_temperature(temperature, sample)
         if threads is not None:
             torch.set_num_threads(threads)
         self.model = model.eval()
@@ -247,7 +248,9 @@ class Agent:
                 logits, self._hx = self.model.step(inputs, self._hx, spans)
             logits = logits[0].float()
             probs = torch.sigmoid(logits).cpu().numpy()
-            drawn = probs if self.temperature == 1.0 else torch.sigmoid(logits / self.temperature).cpu().numpy()
+            # the divisor stays a normal float32: a logit of 0 draws at 0.5 however cold the temperature
+            tempered = logits / max(self.temperature, 1e-30)
+            drawn = probs if self.temperature == 1.0 else torch.sigmoid(tempered).cpu().numpy()
         self.last_probs = probs
         if self.sample:
             action = (self._rng.random(drawn.shape) < drawn).astype(int).tolist()
@@ -383,15 +386,19 @@ def samples_buttons(metadata: Mapping[str, Any]) -> bool:
     return metadata.get("decisions") == SAMPLE
 
 
-def check_temperature(temperature: float, sample: bool = True, name: str = "the model") -> None:
+def check_temperature(temperature: float, sample: bool, name: str = "the model") -> None:
     """Fail with one line unless ``temperature`` is a finite positive number, and 1 where ``name`` does not
-    ``sample`` (a thresholded model draws nothing a temperature could change)."""
+    ``sample`` (a thresholded model draws nothing a temperature could change).
+
+    Raises:
+        GolemError: a temperature that is not a finite positive number, or not 1 for a thresholded model.
+    """
     if not (math.isfinite(temperature) and temperature > 0.0):
         raise GolemError(f"sampling temperature must be a positive number, got {temperature:g}")
     if temperature != 1.0 and not sample:
         raise GolemError(
             f"a sampling temperature ({temperature:g}) changes only drawn buttons, and {name} presses by "
-            "thresholds: add --decisions sample"
+            "thresholds here: play it with --decisions sample"
         )
 
 
@@ -416,7 +423,7 @@ def load_agent(
     """
     from golem.learning.checkpoints import restore
 
-    check_temperature(temperature)
+    check_temperature(temperature, True)  # a bad value fails before the checkpoint is read
     restored = restore(path, registry)
     draws = samples_buttons(restored.metadata) if sample is None else sample
     check_temperature(temperature, draws, Path(path).name)
