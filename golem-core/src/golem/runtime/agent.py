@@ -248,9 +248,10 @@ class Agent:
                 logits, self._hx = self.model.step(inputs, self._hx, spans)
             logits = logits[0].float()
             probs = torch.sigmoid(logits).cpu().numpy()
-            # the divisor stays a normal float32: a logit of 0 draws at 0.5 however cold the temperature
-            tempered = logits / max(self.temperature, 1e-30)
-            drawn = probs if self.temperature == 1.0 else torch.sigmoid(tempered).cpu().numpy()
+            drawn = probs
+            if self.sample and self.temperature != 1.0:
+                # the divisor stays a normal float32: a logit of 0 draws at 0.5 however cold the temperature
+                drawn = torch.sigmoid(logits / max(self.temperature, 1e-30)).cpu().numpy()
         self.last_probs = probs
         if self.sample:
             action = (self._rng.random(drawn.shape) < drawn).astype(int).tolist()
