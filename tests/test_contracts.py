@@ -101,3 +101,14 @@ def test_sampler_contract(name: str, tmp_path):
 @pytest.mark.parametrize("name", _names("augmentations"))
 def test_augmentation_contract(name: str):
     assert_augmentation_contract(REGISTRY.get("augmentations", name).obj)
+
+
+def test_a_specs_default_sensors_join_the_chosen_ones_only_where_the_user_chose_none():
+    from golem.sensors import with_default_sensors
+
+    settings = load_settings(environ={}).settings
+    out, added, missing = with_default_sensors(settings, REGISTRY, ("automap", "nonesuch", "visual"), set())
+    assert out.brain.sensors == ["visual", "automap"] and added == ["automap"] and missing == ["nonesuch"]
+    assert settings.brain.sensors == ["visual"]  # the settings given are not changed
+    same, added, missing = with_default_sensors(settings, REGISTRY, ("automap",), {"brain.sensors"})
+    assert same is settings and added == [] and missing == []

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from golem.data.store import TrajectoryStore
+from golem.learning.checkpoints import read_metadata
 from tests.conftest import GOLEM, _clean_env
 from tests.helpers import json_out
 from tests.test_record import _alive, _children, _command, _wait_for_episodes
@@ -39,6 +40,9 @@ def test_workers_build_and_play_maps_and_every_episode_names_its_map(golem_cli, 
             assert len(world["config_sha256"]) == 64 and world["params"]
             assert Path(info.meta.scenario).name.startswith(f"seed{info.meta.seed:06d}-{world['config_sha256'][:10]}")
             assert {"generator:builtin", "procgen-phase1"} <= set(info.meta.tags)
+            # phase 1's defaults: a decision every four tics, the automap recorded beside the screen
+            assert info.meta.frame_skip == 4 and info.meta.sensors == ["visual", "automap"]
+    assert "phase-1 maps: a decision every 4 tics (--frame-skip) and the automap sensor" in rec.stderr, rec.stderr
     # Recording the same maps again reuses them (nothing rebuilt); the filters of `data list` find them.
     golem_cli([*args, "--seed", "3"], check=True)
     assert {m: m.stat().st_mtime_ns for m in maps} == stamps
@@ -46,6 +50,37 @@ def test_workers_build_and_play_maps_and_every_episode_names_its_map(golem_cli, 
     assert len(listed["episodes"]) == 8 and all(e["world"]["phase"] == 1 for e in listed["episodes"])
     other = json_out(golem_cli(["data", "list", "--phase", "2", "--json"], check=True))
     assert other["episodes"] == []
+    # Training on them takes the automap too, and says so; the checkpoint plays at four tics.
+    trained = golem_cli(["run", "train", "--updates", "2", "--no-tensorboard"], check=True)
+    assert "training on the automap sensor beside the screen" in trained.stderr, trained.stderr
+    meta = read_metadata(tmp_path / "golem-data" / "models" / "basic" / "active.safetensors")
+    assert meta["spec"]["sensors"] == ["visual", "automap"] and meta["data"]["frame_skip"] == 4
+    # Either default is the user's to turn off; a store without the automap trains without it, silently.
+    plain = tmp_path / "plain"
+    golem_cli(
+        [
+            *args[:-4],
+            "--maps",
+            "1",
+            "--seed",
+            "9",
+            "--frame-skip",
+            "1",
+            "--plugin",
+            "no:automap",
+            "--store",
+            str(plain),
+        ],
+        check=True,
+    )
+    with TrajectoryStore.open(plain) as store:
+        (info,) = store.episodes()
+        assert info.meta.frame_skip == 1 and info.meta.sensors == ["visual"]
+    trained = golem_cli(["run", "train", "--updates", "2", "--no-tensorboard", "--store", str(plain)], check=True)
+    assert "automap" not in trained.stderr
+    assert read_metadata(tmp_path / "golem-data" / "models" / "basic" / "active.safetensors")["spec"]["sensors"] == [
+        "visual"
+    ]
 
 
 def test_a_killed_recorder_takes_its_map_workers_with_it(tmp_path: Path) -> None:

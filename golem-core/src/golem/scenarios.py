@@ -177,6 +177,9 @@ class ScenarioSpec:
             where ``golem run record`` is given no ``--vary``: each episode on a variant of its own, built
             from the episode's seed (randomised recording; ``--vary none``: the shipped map). ``()``: the
             shipped map.
+        sensors: sensors recorded and trained on beside the settings' (``brain.sensors``) where the user
+            chose none (no ``brain.sensors`` setting, no ``--plugin`` naming a sensor), each where it is
+            installed; training adds one only where every episode it reads carries it.
     """
 
     frame_skip: int = 1
@@ -187,6 +190,7 @@ class ScenarioSpec:
     updates: int | None = None
     tune_episodes: int = 0
     vary: tuple[str, ...] = ()
+    sensors: tuple[str, ...] = ()
 
 
 #: Specs of the shipped scenarios Golem has measured; others get :class:`ScenarioSpec`'s defaults.
@@ -212,6 +216,19 @@ SCENARIO_SPECS: dict[str, ScenarioSpec] = {
     "deadly_corridor": ScenarioSpec(frame_skip=1, episodes=100),
     "deathmatch": ScenarioSpec(frame_skip=4, episodes=60),
 }
+
+
+#: Specs of the curriculum's generated maps by phase (any generator); a phase not listed takes
+#: :class:`ScenarioSpec`'s defaults. On phase 1 the scout's decisions every four tics and the automap beside
+#: the screen are the recipe that exited most unseen maps, cloned and fine-tuned
+#: (``docs/research/2026-12-07-generated-maps.md``, ``docs/research/2026-12-07-automap-on-2000-maps.md``);
+#: phases 2 and 3 keep the defaults until a recipe is measured to play them.
+GENERATED_SPECS: dict[int, ScenarioSpec] = {1: ScenarioSpec(frame_skip=4, sensors=("automap",))}
+
+
+def generated_spec(phase: int | None) -> ScenarioSpec:
+    """The spec of generated maps of curriculum ``phase`` (:data:`GENERATED_SPECS`; defaults for any other)."""
+    return GENERATED_SPECS.get(phase, ScenarioSpec()) if phase is not None else ScenarioSpec()
 
 
 #: Suffix of the sidecar a scenario variant's ``.cfg`` has beside it (``<stem>.variant.json``), naming the

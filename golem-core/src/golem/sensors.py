@@ -9,6 +9,7 @@ cortex).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -178,3 +179,25 @@ def recorded_settings(sensors: list[Sensor]) -> dict[str, dict[str, Any]]:
 def build_sensors(settings: GolemSettings, registry: Registry) -> list[Sensor]:
     """Instances of the enabled sensors (``brain.sensors``), in order; unknown names fail listing the known."""
     return [registry.get("sensors", name).obj(settings) for name in settings.brain.sensors]
+
+
+def with_default_sensors(
+    settings: GolemSettings, registry: Registry, wanted: Sequence[str], given: Collection[str]
+) -> tuple[GolemSettings, list[str], list[str]]:
+    """``settings`` with the sensors of ``wanted`` (a scenario spec's :attr:`~golem.scenarios.ScenarioSpec.sensors`)
+    added after ``brain.sensors``, where the user chose none (``"brain.sensors"`` not in ``given``).
+
+    Returns:
+        The settings, the names added, and the names left out because no installed plugin registers them
+        (a hint for the user; nothing fails for a default).
+    """
+    if "brain.sensors" in given:
+        return settings, [], []
+    have = set(registry.names("sensors"))
+    chosen = list(settings.brain.sensors)
+    added = [name for name in wanted if name in have and name not in chosen]
+    missing = [name for name in wanted if name not in have]
+    if not added:
+        return settings, [], missing
+    brain = settings.brain.model_copy(update={"sensors": [*chosen, *added]})
+    return settings.model_copy(update={"brain": brain}), added, missing

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from collections.abc import Sequence
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -10,8 +11,16 @@ from golem.data.store import TrajectoryStore
 from golem.errors import GolemError
 from golem.runtime.generated import WorldPlan, build_world, spec_variation, variation_plan
 from golem.runtime.session import check_display
-from golem.scenarios import SCENARIO_SPECS, ScenarioSpec, is_scenario_name, resolve_scenario, scenario_spec
+from golem.scenarios import (
+    SCENARIO_SPECS,
+    ScenarioSpec,
+    generated_spec,
+    is_scenario_name,
+    resolve_scenario,
+    scenario_spec,
+)
 from golem.selection import check_selected
+from golem.sensors import with_default_sensors
 from golem.workflows.recording import (
     Episode,
     RecordPlan,
@@ -108,6 +117,8 @@ def record_command(
 
     With --procgen-phase P the expert plays one episode on each of --maps generated maps of phase P
     (seeds from --seed, default 0; maps are built once under <data.root>/maps/, in --workers processes).
+    Phase 1 decides every four tics and records the automap beside the screen unless --frame-skip or a
+    sensor (--plugin) is given.
     With --vary MODS every episode plays on a look-alike variant of the scenario built from its seed.
     """
     st = state(ctx)
@@ -127,8 +138,11 @@ def record_command(
                 "without --scenario and --vary"
             )
         assert procgen.phase is not None
+        settings, notes = _generated_defaults(settings, registry, procgen.phase, resolved.sources)
         worlds = WorldPlan(generator=procgen.generator, phase=procgen.phase, tags=tuple(tag or []))
-        _record_worlds(st, settings, registry, expert, worlds, seed or 0, procgen.maps, workers, max_steps, store)
+        _record_worlds(
+            st, settings, registry, expert, worlds, seed or 0, procgen.maps, workers, max_steps, store, notes
+        )
         return
     if expert is not None:
         _, scenario_name = resolve_expert(settings, registry, expert, scenario_given)
@@ -207,6 +221,27 @@ def record_command(
     )
 
 
+def _generated_defaults(settings, registry, phase: int, given) -> tuple[Any, list[str]]:
+    """``settings`` with the phase's spec (:func:`golem.scenarios.generated_spec`) where the user set none: its
+    frame skip and the sensors it records beside the screen; and the lines that say what was taken (printed
+    once the maps and the expert are checked)."""
+    spec = generated_spec(phase)
+    taken: list[str] = []
+    if "game.frame_skip" not in given and spec.frame_skip != settings.game.frame_skip:
+        game = settings.game.model_copy(update={"frame_skip": spec.frame_skip})
+        settings = settings.model_copy(update={"game": game})
+        taken.append(f"a decision every {spec.frame_skip} tics (--frame-skip)")
+    settings, added, missing = with_default_sensors(settings, registry, spec.sensors, given)
+    taken += [f"the {name} sensor beside the screen (--plugin no:{name})" for name in added]
+    notes = [f"phase-{phase} maps: {' and '.join(taken)}: the generated maps' defaults"] if taken else []
+    notes += [
+        f"[yellow]phase-{phase} maps record the {name} sensor by default, but no installed plugin registers it: "
+        "recording without it[/yellow]"
+        for name in missing
+    ]
+    return settings, notes
+
+
 def _every(skip: int) -> str:
     """`` (a decision every k tics)`` when ``k > 1``, else nothing."""
     return f" (a decision every {skip} tics)" if skip > 1 else ""
@@ -231,10 +266,14 @@ def _record_worlds(
     workers: int,
     max_steps: int | None,
     store,
+    notes: Sequence[str] = (),
 ) -> None:
     """One episode of ``expert`` on each of ``count`` built maps (map seeds from ``first_seed``), in ``workers``
-    engine processes; each worker builds the maps of the seeds it takes (once: they are cached)."""
+    engine processes; each worker builds the maps of the seeds it takes (once: they are cached). ``notes``:
+    lines printed once the first map and the expert are checked (the defaults the phase took)."""
     check_world(settings, registry, worlds, expert, first_seed)
+    for line in notes:
+        st.err.print(line, highlight=False, soft_wrap=True)
     path = store_path(settings, store)
     frames, returns, exits = 0, [], 0
     progress = task_bar(

@@ -10,6 +10,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from golem.data.store import TrajectoryStore
 from golem.errors import GolemError
 from golem.learning.device import select_device
 from golem.learning.distributed import (
@@ -21,9 +22,19 @@ from golem.learning.distributed import (
     spawn_ranks,
 )
 from golem.learning.training import TrainPlan, TrainResult, train, train_rank
+from golem.learning.training_data import generated_sensors
 from golem.settings import ResolvedSettings
 from golem_cli.commands.tune import tune_model, tune_summary, tune_table, verdict
-from golem_cli.options import DeviceOpt, JsonOpt, PluginOpt, SetOpt, StoreOpt, module_option, seed_option
+from golem_cli.options import (
+    DeviceOpt,
+    JsonOpt,
+    PluginOpt,
+    SetOpt,
+    StoreOpt,
+    module_option,
+    seed_option,
+    store_path,
+)
 from golem_cli.progress import TrainingView
 from golem_cli.state import state
 from golem_cli.tables import action_scores
@@ -88,6 +99,8 @@ def train_command(
     plan = TrainPlan(
         module=module, include_recovery=include_recovery, resume=resume, store=store, given=frozenset(resolved.sources)
     )
+    if not as_json and os.environ.get("RANK", "0") == "0":
+        _say_generated_sensors(st, settings, plan)
     timeout = settings.training.peer_timeout
     check_divisible(settings.training.batch_size, Ranks(0, nproc))  # before any process starts
     with ExitStack() as stack:
@@ -123,6 +136,29 @@ def train_command(
             soft_wrap=True,
         )
         raise typer.Exit(130)
+
+
+def _say_generated_sensors(st: Any, settings: Any, plan: TrainPlan) -> None:
+    """One line when the episodes' generated maps add a sensor the user did not choose (training adds it too)."""
+    path = store_path(settings, plan.store)
+    if not TrajectoryStore.exists(path):
+        return  # training says so
+    with TrajectoryStore.open(path) as store:
+        _, added = generated_sensors(
+            settings,
+            st.host.registry,
+            store,
+            module=plan.module,
+            include_recovery=plan.include_recovery,
+            given=plan.given,
+        )
+    for name in added:
+        st.err.print(
+            f"training on the {name} sensor beside the screen: every episode was recorded with it on generated "
+            f"maps, whose default it is (--plugin no:{name} to leave it out)",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def tune_after_training(

@@ -64,6 +64,7 @@ from golem.learning.resume import resume_active
 from golem.learning.tensorboard import EventLog, run_folder
 from golem.learning.training_data import (
     data_frame_skip,  # noqa: F401  (imported from this module by its callers)
+    generated_sensors,
     scenario_training,  # noqa: F401  (imported from this module by its callers)
     training_data,
 )
@@ -230,6 +231,17 @@ def train(
         raise GolemError(f"no trajectory store at {store_path}; record one with `golem run record`")
     store = TrajectoryStore.open(store_path)
     try:
+        # the sensors generated maps record beside the screen, where the user chose none
+        settings, added = generated_sensors(
+            settings,
+            registry,
+            store,
+            module=plan.module,
+            include_recovery=plan.include_recovery,
+            given=plan.given,
+        )
+        if added:
+            spec = ModelSpec.from_settings(settings, registry)
         # 1-4. episodes selected, checked against the spec and split; model, loss, sampler, optimiser.
         run = _prepare(settings, registry, plan, place, spec, store, store_path, optimizer_state)
         # 5. epochs until the budget is spent, or Ctrl-C.

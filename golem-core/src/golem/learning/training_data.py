@@ -17,11 +17,13 @@ from typing import Any
 
 import structlog
 
-from golem.data.dataset import SequenceDataset
+from golem.data.dataset import SequenceDataset, select_episodes
 from golem.data.store import EpisodeInfo, TrajectoryStore
 from golem.errors import GolemError
 from golem.learning.modelspec import ModelSpec
-from golem.scenarios import scenario_spec
+from golem.registry import Registry
+from golem.scenarios import generated_spec, scenario_spec
+from golem.sensors import with_default_sensors
 from golem.settings import GolemSettings, TrainingSettings
 
 # the events are the training job's own (train.*)
@@ -140,6 +142,42 @@ def scenario_training(cfg: TrainingSettings, scenarios: Sequence[str], given: Co
     return taken
 
 
+def generated_sensors(
+    settings: GolemSettings,
+    registry: Registry,
+    store: TrajectoryStore,
+    *,
+    module: str | None,
+    include_recovery: bool,
+    given: Collection[str],
+) -> tuple[GolemSettings, list[str]]:
+    """``settings`` with the sensors the generated maps' spec records beside the screen
+    (:attr:`golem.scenarios.ScenarioSpec.sensors` of :func:`golem.scenarios.generated_spec`), where the user
+    chose none and every episode training would read was played on a generated map of such a phase and
+    carries them: a store recorded with ``golem run record --procgen-phase 1`` trains on its automap without
+    a flag. Returns the settings and the names added (none: the settings as they were).
+    """
+    if "brain.sensors" in given:
+        return settings, []
+    episodes = select_episodes(store, module=module, include_recovery=include_recovery)
+    phases = set()
+    for info in episodes:
+        world = info.meta.extra.get("world")
+        phases.add(world.get("phase") if isinstance(world, dict) else None)
+    if not episodes or None in phases or not all(isinstance(p, int) for p in phases):
+        return settings, []
+    wanted = [
+        name
+        for name in generated_spec(min(phases)).sensors
+        if all(name in generated_spec(p).sensors for p in phases)
+        and all(name in info.meta.sensors for info in episodes)
+    ]
+    settings, added, _ = with_default_sensors(settings, registry, wanted, given)
+    if added:
+        log.info("train.generated_sensors", added=added)
+    return settings, added
+
+
 def data_frame_skip(episodes: Iterable[EpisodeInfo]) -> int:
     """The tics per decision of ``episodes``: their most common ``frame_skip`` (unrecorded: 1).
 
@@ -154,4 +192,4 @@ def data_frame_skip(episodes: Iterable[EpisodeInfo]) -> int:
     return counts.most_common(1)[0][0]
 
 
-__all__ = ["TrainingData", "data_frame_skip", "scenario_training", "training_data"]
+__all__ = ["TrainingData", "data_frame_skip", "generated_sensors", "scenario_training", "training_data"]

@@ -321,7 +321,8 @@ def dagger(
             trained = train(
                 tuned,
                 registry,
-                TrainPlan(include_recovery=True, resume=True, store=store_path),
+                # the sensors are the corrected model's (settings_from_model), not the data's defaults
+                TrainPlan(include_recovery=True, resume=True, store=store_path, given=frozenset({"brain.sensors"})),
                 optimizer_state=optimizer_state,
             )
             optimizer_state = trained.optimizer_state
