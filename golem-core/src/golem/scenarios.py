@@ -179,7 +179,8 @@ class ScenarioSpec:
             shipped map.
         sensors: sensors recorded and trained on beside the settings' (``brain.sensors``) where the user
             chose none (no ``brain.sensors`` setting, no ``--plugin`` naming a sensor), each where it is
-            installed; training adds one only where every episode it reads carries it.
+            installed; training adds one only where every episode it reads carries it. Read for generated
+            maps (:data:`GENERATED_SPECS`); no shipped scenario's spec sets it.
     """
 
     frame_skip: int = 1
