@@ -6,6 +6,7 @@ import json
 import os
 from collections.abc import Callable
 from contextlib import ExitStack
+from dataclasses import replace
 from typing import Annotated, Any, Optional
 
 import typer
@@ -99,8 +100,7 @@ def train_command(
     plan = TrainPlan(
         module=module, include_recovery=include_recovery, resume=resume, store=store, given=frozenset(resolved.sources)
     )
-    if not as_json and os.environ.get("RANK", "0") == "0":
-        _say_generated_sensors(st, settings, plan)
+    settings, plan = _generated_sensors(st, settings, plan, quiet=as_json or os.environ.get("RANK", "0") != "0")
     timeout = settings.training.peer_timeout
     check_divisible(settings.training.batch_size, Ranks(0, nproc))  # before any process starts
     with ExitStack() as stack:
@@ -138,13 +138,15 @@ def train_command(
         raise typer.Exit(130)
 
 
-def _say_generated_sensors(st: Any, settings: Any, plan: TrainPlan) -> None:
-    """One line when the episodes' generated maps add a sensor the user did not choose (training adds it too)."""
+def _generated_sensors(st: Any, settings: Any, plan: TrainPlan, quiet: bool) -> tuple[Any, TrainPlan]:
+    """The settings and plan with the sensors the episodes' generated maps add where the user chose none
+    (:func:`generated_sensors`), decided once here for every rank (the plan then counts them as chosen, so
+    training does not read the store's episodes for them again); one line for each added unless ``quiet``."""
     path = store_path(settings, plan.store)
     if not TrajectoryStore.exists(path):
-        return  # training says so
+        return settings, plan  # training says so
     with TrajectoryStore.open(path) as store:
-        _, added = generated_sensors(
+        settings, added = generated_sensors(
             settings,
             st.host.registry,
             store,
@@ -152,13 +154,15 @@ def _say_generated_sensors(st: Any, settings: Any, plan: TrainPlan) -> None:
             include_recovery=plan.include_recovery,
             given=plan.given,
         )
-    for name in added:
-        st.err.print(
-            f"training on the {name} sensor beside the screen: every episode was recorded with it on generated "
-            f"maps, whose default it is (--plugin no:{name} to leave it out)",
-            highlight=False,
-            soft_wrap=True,
-        )
+    if not quiet:
+        for name in added:
+            st.err.print(
+                f"training on the {name} sensor beside the screen: every episode was recorded with it on "
+                f"generated maps, whose default it is (--plugin no:{name} to leave it out)",
+                highlight=False,
+                soft_wrap=True,
+            )
+    return settings, replace(plan, given=plan.given | {"brain.sensors"})
 
 
 def tune_after_training(

@@ -164,7 +164,7 @@ def generated_sensors(
     for info in episodes:
         world = info.meta.extra.get("world")
         phases.add(world.get("phase") if isinstance(world, dict) else None)
-    if not episodes or None in phases or not all(isinstance(p, int) for p in phases):
+    if not episodes or not all(isinstance(p, int) for p in phases):  # an episode not on a generated map
         return settings, []
     wanted = [
         name
